@@ -1,0 +1,244 @@
+/**
+ * Ping-pong between two processes over TCP on this machine: ccjs (sendAsync/receive of a
+ * Float64Array, and of a small object) side by side with a raw Node `net` socket ping-pong that
+ * frames messages the simplest way. Reports the half round-trip time (minimum over repetitions,
+ * seed 004 section 3) and bandwidth, as a table, JSON and an SVG plot under bench/results/.
+ *
+ *   node dist/bench/pingpong.js [--quick] [--rounds N]
+ */
+import net from 'node:net';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ColGroupMaster, ColMember } from '../src/index.js';
+import type { ColGroup } from '../src/index.js';
+import { lineChart } from './svg.js';
+import { Progress } from './progress.js';
+
+const SCRIPT = fileURLToPath(import.meta.url);
+const RESULTS = path.resolve(path.dirname(SCRIPT), '..', '..', 'bench', 'results');
+
+interface Sample {
+  readonly bytes: number;
+  /** Half round trip, microseconds (minimum over repetitions). */
+  readonly microseconds: number;
+}
+
+const quick = process.argv.includes('--quick');
+const SIZES = quick ? [8, 1024, 65536, 1 << 20, 16 << 20] : [8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20, 16 << 20];
+const SMALL_OBJECT = { id: 7, name: 'pivot', value: 3.25, flags: [true, false] };
+
+/** Round trips per repetition: many for small messages so timer resolution does not matter. */
+function roundTrips(bytes: number): number {
+  const base = quick ? 200 : 1000;
+  return Math.max(4, Math.min(base, Math.floor((base * 4096) / Math.max(bytes, 4096))));
+}
+const REPETITIONS = quick ? 3 : 5;
+
+/** Times `repetitions` batches of `trips` round trips of `once()`; returns the best half round trip in µs. */
+async function timeRoundTrips(trips: number, once: () => Promise<void>): Promise<number> {
+  for (let i = 0; i < Math.min(trips, 50); i += 1) await once();
+  let best = Infinity;
+  for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < trips; i += 1) await once();
+    const elapsed = Number(process.hrtime.bigint() - start) / 1000;
+    best = Math.min(best, elapsed / trips / 2);
+  }
+  return best;
+}
+
+// ---------- raw Node net ----------
+
+/** Reads length-prefixed frames from a socket, calling `onFrame` with each whole payload. */
+function frameReader(socket: net.Socket, onFrame: (payload: Buffer) => void): void {
+  let header = Buffer.alloc(0);
+  let payload: Buffer | undefined;
+  let filled = 0;
+  socket.on('data', (chunk: Buffer) => {
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (payload === undefined) {
+        const need = 4 - header.length;
+        header = Buffer.concat([header, chunk.subarray(offset, offset + need)]);
+        offset += Math.min(need, chunk.length - offset);
+        if (header.length < 4) return;
+        payload = Buffer.allocUnsafe(header.readUInt32LE(0));
+        filled = 0;
+        header = Buffer.alloc(0);
+      }
+      const take = Math.min(payload.length - filled, chunk.length - offset);
+      chunk.copy(payload, filled, offset, offset + take);
+      filled += take;
+      offset += take;
+      if (filled === payload.length) {
+        const done = payload;
+        payload = undefined;
+        onFrame(done);
+      }
+    }
+  });
+}
+
+function writeFrame(socket: net.Socket, payload: Uint8Array): void {
+  const header = Buffer.allocUnsafe(4);
+  header.writeUInt32LE(payload.byteLength, 0);
+  socket.cork();
+  socket.write(header);
+  socket.write(payload);
+  socket.uncork();
+}
+
+async function rawEchoServer(): Promise<void> {
+  const server = net.createServer({ noDelay: true }, (socket) => {
+    frameReader(socket, (payload) => writeFrame(socket, payload));
+    socket.on('close', () => server.close());
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as net.AddressInfo).port}\n`));
+}
+
+async function rawClient(port: number): Promise<Sample[]> {
+  const socket = net.connect({ port, host: '127.0.0.1', noDelay: true });
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let waiting: (() => void) | undefined;
+  frameReader(socket, () => waiting?.());
+  const samples: Sample[] = [];
+  for (const bytes of SIZES) {
+    const payload = new Float64Array(bytes / 8).fill(1.5);
+    const bytesView = new Uint8Array(payload.buffer);
+    const once = () =>
+      new Promise<void>((resolve) => {
+        waiting = resolve;
+        writeFrame(socket, bytesView);
+      });
+    samples.push({ bytes, microseconds: await timeRoundTrips(roundTrips(bytes), once) });
+  }
+  socket.end();
+  return samples;
+}
+
+// ---------- ccjs ----------
+
+class PingPong extends ColMember {
+  results: Record<string, Sample[]> = {};
+
+  constructor(private readonly master: ColGroupMaster) {
+    super();
+  }
+
+  override async run(): Promise<void> {
+    const group = await this.master.getGroup('pingpong', 2);
+    const rank = group.getRank(this);
+    const exchange = async (group: ColGroup, value: unknown) => {
+      if (rank === 0) {
+        await this.sendAsync(group, value, 1);
+        await this.receive(group, 1);
+      } else {
+        await this.sendAsync(group, await this.receive(group, 0), 0);
+      }
+    };
+    const series = async (name: string, bytes: number, value: unknown) => {
+      const microseconds = await timeRoundTrips(roundTrips(bytes), () => exchange(group, value));
+      (this.results[name] ??= []).push({ bytes, microseconds });
+    };
+    for (const bytes of SIZES) await series('ccjs Float64Array', bytes, new Float64Array(bytes / 8).fill(1.5));
+    await series('ccjs small object (msgpack)', 0, SMALL_OBJECT);
+  }
+}
+
+async function ccjsRank(): Promise<void> {
+  const master = await ColGroupMaster.create();
+  const member = new PingPong(master);
+  master.addMember('pingpong', member);
+  await member.start();
+  if (master.processRank === 0) process.stdout.write(`${JSON.stringify(member.results)}\n`);
+}
+
+// ---------- orchestration ----------
+
+function runChild(args: string[], env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SCRIPT, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      onLine?.(chunk.toString().trim());
+    });
+    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+async function measureRaw(): Promise<Sample[]> {
+  let serverDone: Promise<string> | undefined;
+  const port = await new Promise<number>((resolve) => {
+    serverDone = runChild(['raw-server'], {}, (line) => resolve(Number(line)));
+  });
+  const samples = JSON.parse(await runChild(['raw-client', String(port)], {})) as Sample[];
+  await serverDone;
+  return samples;
+}
+
+async function measureCcjs(): Promise<Record<string, Sample[]>> {
+  const server = net.createServer();
+  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+  await new Promise((resolve) => server.close(resolve));
+  const env = (rank: number) => ({ CCJS_RANK: String(rank), CCJS_SIZE: '2', CCJS_COORDINATOR: `127.0.0.1:${port}`, CCJS_TRANSPORT: 'tcp' });
+  const [output] = await Promise.all([runChild(['ccjs'], env(0)), runChild(['ccjs'], env(1))]);
+  return JSON.parse(output) as Record<string, Sample[]>;
+}
+
+function keepBest(into: Map<string, Sample[]>, name: string, samples: Sample[]): void {
+  const earlier = into.get(name);
+  into.set(name, earlier ? samples.map((sample, i) => (sample.microseconds < earlier[i].microseconds ? sample : earlier[i])) : samples);
+}
+
+const formatBytes = (bytes: number) => (bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} B`);
+const bandwidth = (sample: Sample) => (sample.bytes === 0 ? 0 : sample.bytes / sample.microseconds / 1000);
+
+async function orchestrate(): Promise<void> {
+  const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 2;
+  const series = new Map<string, Sample[]>();
+  const progress = new Progress('ping-pong', rounds * 2);
+  // Alternate raw and ccjs runs so that both see the same machine noise; keep each one's best.
+  for (let round = 0; round < rounds; round += 1) {
+    keepBest(series, 'raw net', await measureRaw());
+    progress.tick(`round ${round + 1}: raw net`);
+    for (const [name, samples] of Object.entries(await measureCcjs())) keepBest(series, name, samples);
+    progress.tick(`round ${round + 1}: ccjs`);
+  }
+  progress.finish();
+  const raw = series.get('raw net') as Sample[];
+  const ccjs = series.get('ccjs Float64Array') as Sample[];
+  const lines = ['| size | raw net µs | ccjs µs | ccjs/raw | raw net GB/s | ccjs GB/s |', '|---:|---:|---:|---:|---:|---:|'];
+  raw.forEach((sample, i) => {
+    const ours = ccjs[i];
+    lines.push(`| ${formatBytes(sample.bytes)} | ${sample.microseconds.toFixed(1)} | ${ours.microseconds.toFixed(1)} | ${(ours.microseconds / sample.microseconds).toFixed(2)} | ${bandwidth(sample).toFixed(2)} | ${bandwidth(ours).toFixed(2)} |`);
+  });
+  const object = (series.get('ccjs small object (msgpack)') as Sample[])[0];
+  lines.push('', `ccjs small object ${JSON.stringify(SMALL_OBJECT)} (msgpack): ${object.microseconds.toFixed(1)} µs per hop`);
+  const table = lines.join('\n');
+  process.stdout.write(`\nTCP ping-pong, 2 processes on 127.0.0.1 (half round trip, best of ${REPETITIONS} × ${rounds} runs)\n\n${table}\n`);
+  fs.mkdirSync(RESULTS, { recursive: true });
+  fs.writeFileSync(path.join(RESULTS, 'pingpong.json'), `${JSON.stringify(Object.fromEntries(series), null, 2)}\n`);
+  fs.writeFileSync(path.join(RESULTS, 'pingpong.md'), `${table}\n`);
+  const plotted = [
+    { name: 'raw net', points: raw },
+    { name: 'ccjs Float64Array', points: ccjs },
+  ];
+  fs.writeFileSync(
+    path.join(RESULTS, 'pingpong-latency.svg'),
+    lineChart({ title: 'TCP ping-pong: half round trip', xLabel: 'message size (bytes)', yLabel: 'µs', logY: true, series: plotted.map((s) => ({ name: s.name, points: s.points.map((p) => [p.bytes, p.microseconds] as const) })) }),
+  );
+  fs.writeFileSync(
+    path.join(RESULTS, 'pingpong-bandwidth.svg'),
+    lineChart({ title: 'TCP ping-pong: bandwidth', xLabel: 'message size (bytes)', yLabel: 'GB/s', logY: false, series: plotted.map((s) => ({ name: s.name, points: s.points.map((p) => [p.bytes, bandwidth(p)] as const) })) }),
+  );
+  process.stdout.write(`\nwrote ${path.relative(process.cwd(), RESULTS)}/pingpong.{json,md} and pingpong-{latency,bandwidth}.svg\n`);
+}
+
+const role = process.argv[2];
+if (role === 'raw-server') await rawEchoServer();
+else if (role === 'raw-client') process.stdout.write(`${JSON.stringify(await rawClient(Number(process.argv[3])))}\n`);
+else if (role === 'ccjs') await ccjsRank();
+else await orchestrate();

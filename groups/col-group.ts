@@ -1,0 +1,70 @@
+/**
+ * An active, immutable group (CCJ 2.1): a name, a job-wide context id that keeps its messages
+ * apart from every other group's, and the members in rank order.
+ */
+import type { ColMember } from '../src/member.js';
+import type { MemberAddress } from './control-channel.js';
+import { GroupError } from '../src/errors.js';
+
+export class ColGroup {
+  private readonly localRanks = new Map<ColMember, number>();
+
+  /** @internal Groups are made by ColGroupMaster.getGroup. */
+  constructor(
+    readonly name: string,
+    /** Job-wide id carried by every message of this group. */
+    readonly context: number,
+    private readonly members: readonly MemberAddress[],
+    processRank: number,
+    localMembers: readonly ColMember[],
+  ) {
+    members.forEach(([memberProcess, localId], rank) => {
+      if (memberProcess === processRank) this.localRanks.set(localMembers[localId], rank);
+    });
+  }
+
+  size(): number {
+    return this.members.length;
+  }
+
+  /** The member's rank; a GroupError if it is not a member of this group. */
+  getRank(member: ColMember): number {
+    const rank = this.localRanks.get(member);
+    if (rank === undefined) throw new GroupError(`${describe(member)} is not a member of group '${this.name}'`);
+    return rank;
+  }
+
+  /** True when `member` belongs to this group. */
+  has(member: ColMember): boolean {
+    return this.localRanks.has(member);
+  }
+
+  /** The process that hosts rank `rank`. */
+  processOf(rank: number): number {
+    return this.members[rank][0];
+  }
+
+  /** Ranks of this group hosted by process `processRank`. */
+  ranksOfProcess(processRank: number): number[] {
+    const ranks: number[] = [];
+    this.members.forEach(([memberProcess], rank) => {
+      if (memberProcess === processRank) ranks.push(rank);
+    });
+    return ranks;
+  }
+
+  /** Throws RangeError unless `rank` is a rank of this group; `what` names the argument. */
+  checkRank(rank: number, what: string): void {
+    if (!Number.isInteger(rank) || rank < 0 || rank >= this.members.length) {
+      throw new RangeError(`${what} ${String(rank)} is not a rank of group '${this.name}' (size ${this.members.length})`);
+    }
+  }
+
+  toString(): string {
+    return `ColGroup(${this.name}, size ${this.members.length})`;
+  }
+}
+
+function describe(member: ColMember): string {
+  return `member ${member.constructor.name}`;
+}

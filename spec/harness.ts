@@ -1,0 +1,108 @@
+/** Test helpers: in-process jobs over real sockets, and real multi-process jobs. */
+import net from 'node:net';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ColGroupMaster, ColMember } from '../src/index.js';
+import type { ColGroup, MasterOptions } from '../src/index.js';
+
+/** dist/ of the compiled package. */
+export const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const packageRoot = path.resolve(distRoot, '..');
+export const ccjrun = path.join(packageRoot, 'bin', 'ccjrun.js');
+
+export function fixture(name: string): string {
+  return path.join(distRoot, 'spec', 'fixtures', `${name}.js`);
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * A job of `count` processes' masters inside this process: each has its own coordinator
+ * connection and TCP device, so every cross-master message crosses a real socket.
+ */
+export async function createMasters(count: number, options: MasterOptions = {}): Promise<ColGroupMaster[]> {
+  const coordinator = `127.0.0.1:${await freePort()}`;
+  return Promise.all(
+    [...Array(count).keys()].map((processRank) =>
+      ColGroupMaster.create({ abortOnError: false, autoClose: false, timeoutMs: 10_000, ...options, processRank, processCount: count, coordinator }),
+    ),
+  );
+}
+
+export async function closeAll(masters: readonly ColGroupMaster[]): Promise<void> {
+  await Promise.all(masters.map((master) => master.close()));
+}
+
+/** A member whose run() is given as a function. */
+export class TestMember extends ColMember {
+  /** Position among the members runGroup made in the same process. */
+  index = 0;
+
+  constructor(private readonly body: (member: TestMember) => Promise<void> = async () => {}) {
+    super();
+  }
+
+  override async run(): Promise<void> {
+    await this.body(this);
+  }
+}
+
+/**
+ * Adds `perProcess[p]` members of each master to `name`, runs `body` in every member with its
+ * group, and resolves with the members' results in group-rank order.
+ */
+export async function runGroup<T>(
+  masters: readonly ColGroupMaster[],
+  perProcess: readonly number[],
+  name: string,
+  body: (member: ColMember, group: ColGroup, rank: number) => Promise<T>,
+): Promise<T[]> {
+  const size = perProcess.reduce((a, b) => a + b, 0);
+  const results: { rank: number; value: T }[] = [];
+  const members: TestMember[] = [];
+  masters.forEach((master, processRank) => {
+    for (let i = 0; i < perProcess[processRank]; i += 1) {
+      const member: TestMember = new TestMember(async (self) => {
+        const group = await master.getGroup(name, size);
+        const rank = group.getRank(self);
+        results.push({ rank, value: await body(self, group, rank) });
+      });
+      member.index = i;
+      master.addMember(name, member);
+      members.push(member);
+    }
+  });
+  await Promise.all(members.map((member) => member.start()));
+  return results.sort((a, b) => a.rank - b.rank).map((result) => result.value);
+}
+
+export interface Completed {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a command to completion (killing it after `timeoutMs`), collecting its output. */
+export function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<Completed> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}

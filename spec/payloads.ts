@@ -1,0 +1,63 @@
+/** Payloads every point-to-point call must carry, and a comparison that suits big typed arrays. */
+import { expect } from 'chai';
+import { registerClass } from '../src/index.js';
+
+export class Point {
+  constructor(
+    readonly x: number,
+    readonly y: number,
+    readonly label: string,
+  ) {}
+
+  norm(): number {
+    return Math.hypot(this.x, this.y);
+  }
+}
+registerClass(Point);
+
+export interface Payload {
+  readonly name: string;
+  readonly make: () => unknown;
+  /** Only the v8 serializer keeps these types. */
+  readonly v8Only?: boolean;
+}
+
+function filled(length: number): Float64Array {
+  const array = new Float64Array(length);
+  for (let i = 0; i < length; i += 1) array[i] = i * 0.5 - 3;
+  return array;
+}
+
+export const PAYLOADS: readonly Payload[] = [
+  { name: 'a number', make: () => 42.125 },
+  { name: 'a string with non-ASCII text', make: () => 'Grüße, 世界 🚀 ∑' },
+  { name: 'a nested object', make: () => ({ id: 7, tags: ['a', 'b'], inner: { flag: true, none: null, list: [1, [2, [3]]] } }) },
+  { name: 'a Map, a Set and a Date', make: () => ({ map: new Map<string, number>([['one', 1], ['two', 2]]), set: new Set([3, 4]), when: new Date(Date.UTC(2024, 1, 29)) }), v8Only: true },
+  { name: 'an instance of a registered class', make: () => new Point(3, 4, 'p') },
+  { name: 'a Float64Array of 1 element', make: () => filled(1) },
+  { name: 'a Float64Array of 4 MiB', make: () => filled((4 * 1024 * 1024) / 8) },
+  { name: 'an empty array', make: () => [] },
+  {
+    name: 'a 64 MiB Uint8Array (rendezvous)',
+    make: () => {
+      const bytes = new Uint8Array(64 * 1024 * 1024);
+      for (let i = 0; i < bytes.length; i += 4099) bytes[i] = i % 251;
+      return bytes;
+    },
+  },
+];
+
+/** Deep equality; typed arrays are compared by type and bytes (fast for 64 MiB). */
+export function expectSame(actual: unknown, expected: unknown): void {
+  if (ArrayBuffer.isView(expected)) {
+    expect(actual).to.be.instanceOf(expected.constructor);
+    const bytes = (view: ArrayBufferView) => Buffer.from(view.buffer, view.byteOffset, view.byteLength);
+    expect(bytes(actual as ArrayBufferView).equals(bytes(expected)), 'typed array contents').to.equal(true);
+    return;
+  }
+  expect(actual).to.deep.equal(expected);
+  if (expected instanceof Point) {
+    expect(actual).to.be.instanceOf(Point);
+    expect((actual as Point).norm()).to.equal(5);
+  }
+}

@@ -1,0 +1,285 @@
+/**
+ * ccjrun: runs one ccjs job of N Node.js processes on this machine. Each process gets
+ * CCJS_RANK/CCJS_SIZE/CCJS_COORDINATOR; output lines are prefixed with "[rank] "; when one rank
+ * fails, the others are stopped.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { existsSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { constants as osConstants } from 'node:os';
+import path from 'node:path';
+import { Transform, type TransformCallback } from 'node:stream';
+import { ConfigError } from '../errors.js';
+
+const TRANSPORTS = ['auto', 'local', 'tcp', 'shm', 'ucx'] as const;
+
+const USAGE = `Usage: ccjrun -n <processes> [options] <script> [args...]
+
+Runs <script> as <processes> Node.js processes on this machine, forming one ccjs job.
+
+Options:
+  -n, -np, --np <count>   number of processes (required; also -n4, --np=4)
+  --transport <device>    ${TRANSPORTS.join(' | ')} (sets CCJS_TRANSPORT)
+  --threads <count>       members per process (sets CCJS_THREADS)
+  --timeout <ms>          group formation and lost-peer timeout (sets CCJS_TIMEOUT_MS)
+  -h, --help              print this help
+
+<script> is a .js file, a name standing for <name>.js or <name>/index.js, or a .ts file
+of a package whose compiled twin under dist/ exists. Each output line is prefixed with
+"[rank] ". When a rank fails, the other ranks are stopped and ccjrun exits non-zero.
+`;
+
+const KILL_GRACE_MS = 2000;
+const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+// Shell convention for "killed by signal N".
+const SIGNAL_EXIT_BASE = 128;
+
+interface JobOptions {
+  processCount: number;
+  /** The resolved file to run. */
+  script: string;
+  scriptArguments: string[];
+  /** CCJS_* variables that the options set for every rank. */
+  environment: Record<string, string>;
+}
+
+type ValueOption = 'processes' | 'transport' | 'threads' | 'timeout';
+
+const OPTION_NAMES: Record<string, ValueOption> = {
+  '-n': 'processes',
+  '-np': 'processes',
+  '--np': 'processes',
+  '--transport': 'transport',
+  '--threads': 'threads',
+  '--timeout': 'timeout',
+};
+
+/** Returns null for --help; throws ConfigError for bad usage or a script that cannot be found. */
+function parseArguments(argv: readonly string[]): JobOptions | null {
+  const values: Partial<Record<ValueOption, string>> = {};
+  let index = 0;
+  for (; index < argv.length; index++) {
+    const token = argv[index] ?? '';
+    if (token === '-h' || token === '--help') return null;
+    if (token === '--') {
+      index++;
+      break;
+    }
+    if (!token.startsWith('-')) break;
+    const [name, inlineValue] = splitOption(token);
+    const option = OPTION_NAMES[name];
+    if (option === undefined) throw new ConfigError(`unknown option ${token}`);
+    const value = inlineValue ?? argv[++index];
+    if (value === undefined) throw new ConfigError(`option ${name} needs a value`);
+    values[option] = value;
+  }
+  const [script, ...scriptArguments] = argv.slice(index);
+  if (values.processes === undefined) throw new ConfigError('the number of processes is missing (-n <count>)');
+  if (script === undefined) throw new ConfigError('the script to run is missing');
+
+  const environment: Record<string, string> = {};
+  if (values.transport !== undefined) {
+    if (!(TRANSPORTS as readonly string[]).includes(values.transport)) {
+      throw new ConfigError(`--transport ${values.transport} is not one of ${TRANSPORTS.join(', ')}`);
+    }
+    environment.CCJS_TRANSPORT = values.transport;
+  }
+  if (values.threads !== undefined) environment.CCJS_THREADS = String(parseCount('--threads', values.threads));
+  if (values.timeout !== undefined) environment.CCJS_TIMEOUT_MS = String(parseCount('--timeout', values.timeout));
+  return {
+    processCount: parseCount('-n', values.processes),
+    script: resolveScript(script, process.cwd()),
+    scriptArguments,
+    environment,
+  };
+}
+
+/** `--name=value` and `-n4` carry their value inline. */
+function splitOption(token: string): [name: string, inlineValue: string | undefined] {
+  const equals = token.indexOf('=');
+  if (equals > 0) return [token.slice(0, equals), token.slice(equals + 1)];
+  const attachedCount = /^(-np?)(\d+)$/.exec(token);
+  if (attachedCount !== null) return [attachedCount[1] ?? '', attachedCount[2]];
+  return [token, undefined];
+}
+
+function parseCount(option: string, text: string): number {
+  const count = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(count) || count < 1) {
+    throw new ConfigError(`${option} needs a positive integer, got ${JSON.stringify(text)}`);
+  }
+  return count;
+}
+
+/** The file to run for `argument`: as given, `<name>.js`, `<name>/index.js`, or a .ts file's compiled twin. */
+function resolveScript(argument: string, workingDirectory: string): string {
+  const requested = path.resolve(workingDirectory, argument);
+  const candidates = [
+    requested,
+    `${requested}.js`,
+    path.join(requested, 'index.js'),
+    `${requested}.ts`,
+    path.join(requested, 'index.ts'),
+  ];
+  const found = candidates.find(isFile);
+  if (found === undefined) {
+    throw new ConfigError(`script ${argument} not found (tried ${candidates.map((file) => path.relative(workingDirectory, file)).join(', ')})`);
+  }
+  return found.endsWith('.ts') ? compiledTwin(found, argument) : found;
+}
+
+/** Node cannot run TypeScript: use `<package>/dist/<same path>.js`, as tsc emits with rootDir '.'. */
+function compiledTwin(typeScriptFile: string, argument: string): string {
+  const packageRoot = findPackageRoot(path.dirname(typeScriptFile));
+  if (packageRoot === undefined) {
+    throw new ConfigError(`${argument} is TypeScript outside any package; compile it and run the .js file`);
+  }
+  const twin = path.join(packageRoot, 'dist', path.relative(packageRoot, typeScriptFile)).replace(/\.ts$/, '.js');
+  if (!isFile(twin)) throw new ConfigError(`${argument} is TypeScript and its compiled twin ${twin} does not exist; build first`);
+  return twin;
+}
+
+function findPackageRoot(directory: string): string | undefined {
+  if (existsSync(path.join(directory, 'package.json'))) return directory;
+  const parent = path.dirname(directory);
+  return parent === directory ? undefined : findPackageRoot(parent);
+}
+
+function isFile(file: string): boolean {
+  return statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
+}
+
+/** Asks the OS for a free port; another program could take it before rank 0 listens, which is unlikely. */
+function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error('could not read the listening port'))));
+    });
+  });
+}
+
+/** Prefixes every line with `prefix`; a last line without newline is completed at the end. */
+function linePrefixer(prefix: string): Transform {
+  const prefixBytes = Buffer.from(prefix);
+  const newline = 0x0a; // one byte in UTF-8 and never part of a multi-byte character
+  let partialLine: Buffer = Buffer.alloc(0);
+  return new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
+      const data = partialLine.length > 0 ? Buffer.concat([partialLine, chunk]) : chunk;
+      const pieces: Buffer[] = [];
+      let lineStart = 0;
+      for (let lineEnd = data.indexOf(newline); lineEnd !== -1; lineEnd = data.indexOf(newline, lineStart)) {
+        pieces.push(prefixBytes, data.subarray(lineStart, lineEnd + 1));
+        lineStart = lineEnd + 1;
+      }
+      partialLine = data.subarray(lineStart);
+      callback(null, pieces.length > 0 ? Buffer.concat(pieces) : undefined);
+    },
+    flush(callback: TransformCallback) {
+      callback(null, partialLine.length > 0 ? Buffer.concat([prefixBytes, partialLine, Buffer.from('\n')]) : undefined);
+    },
+  });
+}
+
+function signalExitCode(signal: NodeJS.Signals): number {
+  return SIGNAL_EXIT_BASE + osConstants.signals[signal];
+}
+
+/** Runs the job to its end and returns ccjrun's exit code. */
+async function runJob(options: JobOptions): Promise<number> {
+  const port = await findFreePort();
+  const jobEnvironment = {
+    ...process.env,
+    ...options.environment,
+    CCJS_SIZE: String(options.processCount),
+    CCJS_COORDINATOR: `127.0.0.1:${port}`,
+  };
+  // Every rank pipes into each of our output streams: many listeners, but no leak.
+  setMaxListeners(10 + options.processCount, process.stdout, process.stderr);
+
+  let exitCode: number | undefined; // set by the first failure or forwarded signal
+  let killTimer: NodeJS.Timeout | undefined;
+  const running = new Set<ChildProcess>();
+
+  const stopJob = (signal: NodeJS.Signals): void => {
+    for (const child of running) child.kill(signal);
+    killTimer ??= setTimeout(() => running.forEach((child) => child.kill('SIGKILL')), KILL_GRACE_MS).unref();
+  };
+
+  const rankFinished = (rank: number, code: number | null, signal: NodeJS.Signals | null): void => {
+    if (exitCode !== undefined || (code === 0 && signal === null)) return;
+    exitCode = signal === null ? (code ?? 1) : signalExitCode(signal);
+    const signalNote = signal === null ? '' : ` (signal ${signal})`;
+    process.stderr.write(`ccjrun: rank ${rank} exited with code ${exitCode}${signalNote}; stopping the job\n`);
+    stopJob('SIGTERM');
+  };
+
+  const forwardSignal = (signal: NodeJS.Signals): void => {
+    exitCode ??= signalExitCode(signal);
+    stopJob(signal);
+  };
+  for (const signal of FORWARDED_SIGNALS) process.on(signal, forwardSignal);
+  // Should ccjrun itself fail, leave no rank behind.
+  const killLeftovers = (): void => running.forEach((child) => child.kill('SIGKILL'));
+  process.on('exit', killLeftovers);
+
+  const ranksClosed = Array.from({ length: options.processCount }, (_, rank) => {
+    const child = spawn(process.execPath, [options.script, ...options.scriptArguments], {
+      env: { ...jobEnvironment, CCJS_RANK: String(rank) },
+      // Like mpirun, only rank 0 reads ccjrun's stdin.
+      stdio: [rank === 0 ? 'inherit' : 'ignore', 'pipe', 'pipe'],
+    });
+    running.add(child);
+    child.stdout?.pipe(linePrefixer(`[${rank}] `)).pipe(process.stdout, { end: false });
+    child.stderr?.pipe(linePrefixer(`[${rank}] `)).pipe(process.stderr, { end: false });
+    return new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        running.delete(child);
+        rankFinished(rank, code, signal);
+      });
+      // 'close' comes after 'exit' once the output pipes are drained.
+      child.once('close', () => resolve());
+      child.on('error', (error) => {
+        process.stderr.write(`ccjrun: rank ${rank}: ${error.message}\n`);
+        if (child.pid === undefined) {
+          // It never started, so no 'exit' will follow ('close' still does).
+          running.delete(child);
+          rankFinished(rank, 1, null);
+        }
+      });
+    });
+  });
+  await Promise.all(ranksClosed);
+
+  clearTimeout(killTimer);
+  for (const signal of FORWARDED_SIGNALS) process.off(signal, forwardSignal);
+  process.off('exit', killLeftovers);
+  return exitCode ?? 0;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let options: JobOptions | null;
+  try {
+    options = parseArguments(argv);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`ccjrun: ${error.message}\nRun 'ccjrun --help' for usage.\n`);
+    return 2;
+  }
+  if (options === null) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  return runJob(options);
+}
+
+// Setting exitCode instead of calling process.exit() lets piped output drain first.
+process.exitCode = await main(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`ccjrun: ${error instanceof Error ? error.message : String(error)}\n`);
+  return 1;
+});

@@ -1,0 +1,167 @@
+/**
+ * Configuration: `create()` options, then CCJS_* environment variables, then the config file
+ * (ccjs.config.json in the working directory, or CCJS_CONFIG / the `config` option), then
+ * defaults (API.md, "Configuration precedence"). Unknown keys and bad values are ConfigErrors.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from './errors.js';
+import type { Serializer } from './serialization/serializer.js';
+
+export const TRANSPORTS = ['auto', 'local', 'tcp', 'shm', 'ucx'] as const;
+export type TransportName = (typeof TRANSPORTS)[number];
+export const SERIALIZERS = ['msgpack', 'v8'] as const;
+export type SerializerName = (typeof SERIALIZERS)[number];
+
+export interface MasterOptions {
+  /** 'auto': members in one process talk in memory, other processes over TCP. */
+  transport?: TransportName;
+  serializer?: SerializerName | Serializer;
+  /** Bound for group formation, connecting, and detecting a lost peer (ms). */
+  timeoutMs?: number;
+  /** Path of a config file. */
+  config?: string;
+  /** Messages above this many bytes use the rendezvous protocol. */
+  eagerLimit?: number;
+  /** Typed arrays nested in an object travel out of band from this many bytes on. */
+  outOfBandThreshold?: number;
+  /** Reject instances of unregistered classes instead of sending them as plain objects. */
+  strictSerialization?: boolean;
+  /** Address the data device listens on (CCJS_INTERFACE). */
+  interface?: string;
+  /** An exception escaping a member's run() ends the process (true) or rejects start() (false). */
+  abortOnError?: boolean;
+  /** Close the master once every member added in this process is done. */
+  autoClose?: boolean;
+  /** Override what the launcher says (for embedding several processes' masters in one). */
+  processRank?: number;
+  processCount?: number;
+  coordinator?: string;
+}
+
+export interface Config {
+  readonly transport: TransportName;
+  readonly serializer: SerializerName | Serializer;
+  readonly timeoutMs: number;
+  readonly eagerLimit: number;
+  readonly outOfBandThreshold: number;
+  readonly strictSerialization: boolean;
+  readonly interface: string | undefined;
+  readonly abortOnError: boolean;
+  readonly autoClose: boolean;
+}
+
+const DEFAULTS: Config = {
+  transport: 'auto',
+  serializer: 'msgpack',
+  timeoutMs: 60_000,
+  eagerLimit: 128 * 1024,
+  outOfBandThreshold: 1024,
+  strictSerialization: false,
+  interface: undefined,
+  abortOnError: true,
+  autoClose: true,
+};
+
+/** Keys a config file may hold; `collectives` is reserved for the algorithm selection table. */
+const FILE_KEYS = ['transport', 'serializer', 'timeoutMs', 'eagerLimit', 'outOfBandThreshold', 'strictSerialization', 'interface', 'collectives'] as const;
+
+const ENVIRONMENT: Record<string, keyof Config> = {
+  CCJS_TRANSPORT: 'transport',
+  CCJS_SERIALIZER: 'serializer',
+  CCJS_TIMEOUT_MS: 'timeoutMs',
+  CCJS_EAGER_LIMIT: 'eagerLimit',
+  CCJS_OOB_THRESHOLD: 'outOfBandThreshold',
+  CCJS_STRICT_SERIALIZATION: 'strictSerialization',
+  CCJS_INTERFACE: 'interface',
+};
+
+const OPTION_KEYS = new Set<string>([...Object.keys(DEFAULTS), 'config', 'processRank', 'processCount', 'coordinator']);
+
+export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) throw new ConfigError(`unknown option '${key}'; valid options: ${[...OPTION_KEYS].join(', ')}`);
+  }
+  const fromFile = readConfigFile(options.config ?? env.CCJS_CONFIG);
+  const fromEnv: Record<string, string> = {};
+  for (const [variable, key] of Object.entries(ENVIRONMENT)) {
+    const value = env[variable];
+    if (value !== undefined && value !== '') fromEnv[key] = value;
+  }
+  const pick = <K extends keyof Config>(key: K, parse: (value: unknown, source: string) => Config[K]): Config[K] => {
+    if (options[key as keyof MasterOptions] !== undefined) return parse(options[key as keyof MasterOptions], `option '${key}'`);
+    const variable = Object.keys(ENVIRONMENT).find((name) => ENVIRONMENT[name] === key) as string;
+    if (fromEnv[key] !== undefined) return parse(fromEnv[key], variable);
+    if (fromFile.values[key] !== undefined) return parse(fromFile.values[key], `'${key}' in ${fromFile.path}`);
+    return DEFAULTS[key];
+  };
+  return {
+    transport: pick('transport', oneOf(TRANSPORTS)),
+    serializer: pick('serializer', (value, source) => (typeof value === 'object' && value !== null ? (value as Serializer) : oneOf(SERIALIZERS)(value, source))),
+    timeoutMs: pick('timeoutMs', positiveInteger),
+    eagerLimit: pick('eagerLimit', nonNegativeInteger),
+    outOfBandThreshold: pick('outOfBandThreshold', nonNegativeInteger),
+    strictSerialization: pick('strictSerialization', boolean),
+    interface: pick('interface', (value, source) => {
+      if (typeof value !== 'string' || value === '') throw new ConfigError(`${source} must be an address or interface name, got ${JSON.stringify(value)}`);
+      return value;
+    }),
+    abortOnError: pick('abortOnError', boolean),
+    autoClose: pick('autoClose', boolean),
+  };
+}
+
+interface ConfigFile {
+  readonly path: string;
+  readonly values: Record<string, unknown>;
+}
+
+function readConfigFile(explicit: string | undefined): ConfigFile {
+  const file = explicit ?? path.resolve('ccjs.config.json');
+  if (explicit === undefined && !fs.existsSync(file)) return { path: file, values: {} };
+  let values: unknown;
+  try {
+    values = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+    throw new ConfigError(`config file ${file} must hold a JSON object`);
+  }
+  for (const key of Object.keys(values)) {
+    if (!(FILE_KEYS as readonly string[]).includes(key)) {
+      throw new ConfigError(`unknown key '${key}' in config file ${file}; valid keys: ${FILE_KEYS.join(', ')}`);
+    }
+  }
+  return { path: file, values: values as Record<string, unknown> };
+}
+
+function oneOf<T extends string>(choices: readonly T[]) {
+  return (value: unknown, source: string): T => {
+    if (typeof value === 'string' && (choices as readonly string[]).includes(value)) return value as T;
+    throw new ConfigError(`${source} is ${JSON.stringify(value)}; valid values: ${choices.join(', ')}`);
+  };
+}
+
+function integer(value: unknown, source: string, minimum: number): number {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < minimum) {
+    throw new ConfigError(`${source} must be an integer >= ${minimum}, got ${JSON.stringify(value)}`);
+  }
+  return number;
+}
+
+function positiveInteger(value: unknown, source: string): number {
+  return integer(value, source, 1);
+}
+
+function nonNegativeInteger(value: unknown, source: string): number {
+  return integer(value, source, 0);
+}
+
+function boolean(value: unknown, source: string): boolean {
+  if (typeof value === 'boolean') return value;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ConfigError(`${source} must be true or false, got ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,44 @@
+/** Base of every failure ccjs reports; `code` is stable for programs, the message is for people. */
+export class CCJError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Misuse of groups: joining an active group, too many members, inconsistent sizes, non-members. */
+export class GroupError extends CCJError {}
+
+/** Something did not happen within the configured `timeoutMs`. */
+export class TimeoutError extends CCJError {}
+
+/** A peer process went away (connection closed or reset without `close()`). */
+export class PeerLostError extends CCJError {
+  constructor(
+    message: string,
+    readonly processRank: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A value could not be encoded or decoded; the message names the path inside the value. */
+export class SerializationError extends CCJError {
+  constructor(
+    message: string,
+    readonly path: string = '',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A device failed in a way that is not a lost peer (bad frame, protocol version, listen error). */
+export class TransportError extends CCJError {}
+
+/** A bad option, environment variable or config file entry. */
+export class ConfigError extends CCJError {}
+
+/** The job was aborted because a member elsewhere failed. */
+export class AbortError extends CCJError {}

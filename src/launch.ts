@@ -1,0 +1,284 @@
+import { createHash } from 'node:crypto';
+import { ConfigError } from './errors.js';
+
+/** Which launcher started this process ('single': none, a lone process). */
+export type LauncherName = 'ccjrun' | 'mpirun' | 'hydra' | 'slurm' | 'torch' | 'single';
+
+export interface CoordinatorAddress {
+  host: string;
+  port: number;
+}
+
+/** Where this process stands in its job, as told by the environment its launcher set. */
+export interface LaunchInfo {
+  processRank: number;
+  processCount: number;
+  /** Where process 0 hosts the coordinator; null when the job has one process and none is needed. */
+  coordinator: CoordinatorAddress | null;
+  launcher: LauncherName;
+  /** Every process of the job runs on this host. */
+  allLocal: boolean;
+}
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** What one launcher's variables say, before the coordinator address is settled. */
+interface LauncherView {
+  launcher: LauncherName;
+  processRank: number;
+  processCount: number;
+  /** An address the launcher's own variables give (torch's MASTER_ADDR/MASTER_PORT). */
+  coordinator?: CoordinatorAddress;
+  /** The launcher says every process is on this host. */
+  sameHost: boolean;
+  /** Host of rank 0 as the launcher knows it, for jobs spanning hosts (Slurm's first node). */
+  firstHost?: string;
+  /** Shared by all ranks of one job and different between concurrent jobs: seeds the derived port. */
+  jobIdentity?: string;
+}
+
+const LAUNCHER_DESCRIPTIONS: Record<LauncherName, string> = {
+  ccjrun: 'CCJS_RANK/CCJS_SIZE',
+  mpirun: 'Open MPI (mpirun)',
+  hydra: 'MPICH hydra (mpiexec)',
+  slurm: 'Slurm (srun)',
+  torch: 'the torch-style launch (RANK/WORLD_SIZE)',
+  single: 'a single process',
+};
+
+const LOOPBACK_HOST = '127.0.0.1';
+// Derived ports stay clear of well-known and registered low ports; the span keeps collisions rare.
+const DERIVED_PORT_BASE = 20000;
+const DERIVED_PORT_SPAN = 40000;
+
+/**
+ * Reads rank, size and coordinator address from the variables of ccjrun, Open MPI, MPICH hydra,
+ * Slurm or a torch-style launcher (checked in that order); without any, this is a single process.
+ * `CCJS_COORDINATOR=host:port` overrides the coordinator address for every launcher. Throws
+ * ConfigError for malformed values, and for jobs that may span hosts without a coordinator address.
+ */
+export function detectLaunch(env: Environment = process.env): LaunchInfo {
+  const view = readLauncherView(env);
+  const override = read(env, 'CCJS_COORDINATOR');
+  const coordinator =
+    override === undefined ? settleCoordinator(view) : parseHostPort('CCJS_COORDINATOR', override);
+  return {
+    processRank: view.processRank,
+    processCount: view.processCount,
+    coordinator,
+    launcher: view.launcher,
+    allLocal: view.sameHost || (coordinator !== null && isLoopback(coordinator.host)),
+  };
+}
+
+function readLauncherView(env: Environment): LauncherView {
+  if (read(env, 'CCJS_RANK') !== undefined) return readCcjrun(env);
+  if (read(env, 'OMPI_COMM_WORLD_RANK') !== undefined) return readOpenMpi(env);
+  // srun's PMI-2 plugin sets PMI_RANK too, but only hydra sets MPI_LOCALNRANKS.
+  const launchedBySrun = read(env, 'SLURM_PROCID') !== undefined && read(env, 'MPI_LOCALNRANKS') === undefined;
+  if (read(env, 'PMI_RANK') !== undefined && !launchedBySrun) return readHydra(env);
+  if (read(env, 'SLURM_PROCID') !== undefined) return readSlurm(env);
+  if (read(env, 'RANK') !== undefined && read(env, 'WORLD_SIZE') !== undefined) return readTorch(env);
+  return { launcher: 'single', processRank: 0, processCount: 1, sameHost: true };
+}
+
+function readCcjrun(env: Environment): LauncherView {
+  // Its address is CCJS_COORDINATOR, read as the override; hand-set CCJS_* may describe several hosts.
+  return { launcher: 'ccjrun', ...readRankAndSize(env, 'CCJS_RANK', 'CCJS_SIZE'), sameHost: false };
+}
+
+function readOpenMpi(env: Environment): LauncherView {
+  const rankAndSize = readRankAndSize(env, 'OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE');
+  // Open MPI 4 sets all three; Open MPI 5 (PRRTE) keeps only PMIX_NAMESPACE.
+  return {
+    launcher: 'mpirun',
+    ...rankAndSize,
+    sameHost: readOptionalInteger(env, 'OMPI_COMM_WORLD_LOCAL_SIZE', 1) === rankAndSize.processCount,
+    jobIdentity: firstSet(env, ['OMPI_MCA_ess_base_jobid', 'PMIX_NAMESPACE', 'OMPI_MCA_orte_hnp_uri'])?.value,
+  };
+}
+
+function readHydra(env: Environment): LauncherView {
+  const rankAndSize = readRankAndSize(env, 'PMI_RANK', 'PMI_SIZE');
+  const localCount = readOptionalInteger(env, 'MPI_LOCALNRANKS', 1);
+  // Plain MPICH hydra exports no job identity; its proxy is the common parent of all ranks on a host.
+  const jobIdentity = firstSet(env, ['PMI_KVSNAME', 'PMI_JOBID', 'PMI_PORT'])?.value ?? `proxy-${process.ppid}`;
+  return {
+    launcher: 'hydra',
+    ...rankAndSize,
+    sameHost: localCount === undefined || localCount === rankAndSize.processCount,
+    jobIdentity,
+  };
+}
+
+function readSlurm(env: Environment): LauncherView {
+  const rankAndSize = readRankAndSize(env, 'SLURM_PROCID', 'SLURM_NTASKS');
+  const nodeList = firstSet(env, ['SLURM_STEP_NODELIST', 'SLURM_JOB_NODELIST']);
+  const nodes = nodeList === undefined ? [] : expandNodeList(nodeList.value, nodeList.variable);
+  const nodeCount =
+    readOptionalInteger(env, 'SLURM_STEP_NUM_NODES', 1) ??
+    readOptionalInteger(env, 'SLURM_NNODES', 1) ??
+    Math.max(nodes.length, 1); // srun always sets the counts; a bare nodelist (or nothing) is a best guess
+  const jobId = read(env, 'SLURM_JOB_ID');
+  const stepId = read(env, 'SLURM_STEP_ID') ?? read(env, 'SLURM_STEPID') ?? '';
+  return {
+    launcher: 'slurm',
+    ...rankAndSize,
+    sameHost: nodeCount === 1,
+    // With Slurm's default block distribution, task 0 runs on the first node of the step.
+    firstHost: nodes[0],
+    jobIdentity: jobId === undefined ? undefined : `${jobId}.${stepId}`,
+  };
+}
+
+function readTorch(env: Environment): LauncherView {
+  const rankAndSize = readRankAndSize(env, 'RANK', 'WORLD_SIZE');
+  const masterHost = read(env, 'MASTER_ADDR');
+  const masterPort = read(env, 'MASTER_PORT');
+  if ((masterHost === undefined) !== (masterPort === undefined)) {
+    throw new ConfigError(
+      `MASTER_ADDR=${JSON.stringify(masterHost ?? '')} and MASTER_PORT=${JSON.stringify(masterPort ?? '')} ` +
+        'must be set together; set both, or CCJS_COORDINATOR=host:port',
+    );
+  }
+  return {
+    launcher: 'torch',
+    ...rankAndSize,
+    coordinator:
+      masterHost === undefined || masterPort === undefined
+        ? undefined
+        : { host: masterHost, port: parsePort('MASTER_PORT', masterPort) },
+    sameHost: readOptionalInteger(env, 'LOCAL_WORLD_SIZE', 1) === rankAndSize.processCount,
+    jobIdentity: read(env, 'TORCHELASTIC_RUN_ID'),
+  };
+}
+
+/** The launcher's address, or loopback / its first host with a port derived from the job identity. */
+function settleCoordinator(view: LauncherView): CoordinatorAddress | null {
+  if (view.coordinator !== undefined) return view.coordinator;
+  if (view.processCount === 1) return null;
+  const description = LAUNCHER_DESCRIPTIONS[view.launcher];
+  const host = view.sameHost ? LOOPBACK_HOST : view.firstHost;
+  if (host === undefined) {
+    throw new ConfigError(
+      `${description} gives no coordinator address and does not say that all ${view.processCount} processes ` +
+        'run on this host; set CCJS_COORDINATOR=host:port to an address of the host of process 0 ' +
+        'that every process can reach',
+    );
+  }
+  if (view.jobIdentity === undefined) {
+    throw new ConfigError(
+      `${description} gives no coordinator address and no job identity to derive a port from; ` +
+        'set CCJS_COORDINATOR=host:port',
+    );
+  }
+  return { host, port: derivePort(view.launcher, view.jobIdentity) };
+}
+
+/** Same port in every rank of one job, almost surely different between concurrent jobs. */
+function derivePort(launcher: LauncherName, jobIdentity: string): number {
+  const digest = createHash('sha256').update(`${launcher}\0${jobIdentity}`).digest();
+  return DERIVED_PORT_BASE + (digest.readUInt32BE(0) % DERIVED_PORT_SPAN);
+}
+
+/**
+ * Expands a Slurm host list such as `node[01-04,07],login1` into host names (zero padding kept);
+ * `variable` names the list's source in error messages.
+ */
+export function expandNodeList(nodeList: string, variable: string): string[] {
+  const malformed = (reason: string): ConfigError =>
+    new ConfigError(`${variable}=${JSON.stringify(nodeList)} is not a Slurm node list: ${reason}`);
+
+  const expandRanges = (ranges: string): string[] =>
+    ranges.split(',').flatMap((range) => {
+      const bounds = /^(\d+)(?:-(\d+))?$/.exec(range);
+      if (bounds === null) throw malformed(`bad range ${JSON.stringify(range)}`);
+      const [, first = '', last = first] = bounds;
+      const start = Number(first);
+      const end = Number(last);
+      if (end < start) throw malformed(`descending range ${JSON.stringify(range)}`);
+      return Array.from({ length: end - start + 1 }, (_, offset) => String(start + offset).padStart(first.length, '0'));
+    });
+
+  // A pattern may hold several bracket groups (rack[1-2]-node[1-4]): expand left to right.
+  const expandPattern = (pattern: string): string[] => {
+    const open = pattern.indexOf('[');
+    if (open === -1) return [pattern];
+    const close = pattern.indexOf(']', open);
+    if (close === -1) throw malformed(`unclosed '[' in ${JSON.stringify(pattern)}`);
+    const prefix = pattern.slice(0, open);
+    const suffixes = expandPattern(pattern.slice(close + 1));
+    return expandRanges(pattern.slice(open + 1, close)).flatMap((index) =>
+      suffixes.map((suffix) => `${prefix}${index}${suffix}`),
+    );
+  };
+
+  // Commas inside brackets separate ranges, outside they separate patterns.
+  const patterns = nodeList.match(/(?:[^,[]|\[[^\]]*\]?)+/g) ?? [];
+  return patterns.flatMap(expandPattern);
+}
+
+function readRankAndSize(
+  env: Environment,
+  rankVariable: string,
+  sizeVariable: string,
+): { processRank: number; processCount: number } {
+  const processRank = readInteger(env, rankVariable, 0);
+  const processCount = readInteger(env, sizeVariable, 1);
+  if (processRank >= processCount) {
+    throw new ConfigError(`${rankVariable}=${processRank} is not below ${sizeVariable}=${processCount}`);
+  }
+  return { processRank, processCount };
+}
+
+function readInteger(env: Environment, variable: string, minimum: number): number {
+  const value = readOptionalInteger(env, variable, minimum);
+  if (value === undefined) throw new ConfigError(`${variable} is not set`);
+  return value;
+}
+
+function readOptionalInteger(env: Environment, variable: string, minimum: number): number | undefined {
+  const text = read(env, variable);
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < minimum) {
+    throw new ConfigError(`${variable}=${JSON.stringify(text)} is not an integer >= ${minimum}`);
+  }
+  return value;
+}
+
+/** `host:port`, or `[address]:port` for IPv6; the brackets are dropped from `host`. */
+function parseHostPort(variable: string, text: string): CoordinatorAddress {
+  const parts = /^(?:\[([^\]\s]+)\]|([^:[\]\s]+)):([^:]*)$/.exec(text);
+  const host = parts?.[1] ?? parts?.[2];
+  if (parts === null || host === undefined) {
+    throw new ConfigError(`${variable}=${JSON.stringify(text)} is not host:port (write IPv6 as [address]:port)`);
+  }
+  return { host, port: parsePort(variable, parts[3] ?? '') };
+}
+
+function parsePort(variable: string, text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < 1 || port > 65535) {
+    throw new ConfigError(`${variable} has port ${JSON.stringify(text)}, which is not an integer in 1..65535`);
+  }
+  return port;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function firstSet(env: Environment, variables: readonly string[]): { variable: string; value: string } | undefined {
+  for (const variable of variables) {
+    const value = read(env, variable);
+    if (value !== undefined) return { variable, value };
+  }
+  return undefined;
+}
+
+/** An empty variable counts as unset, as shells make `VAR=` easy to leave behind. */
+function read(env: Environment, variable: string): string | undefined {
+  const value = env[variable];
+  return value === '' ? undefined : value;
+}
