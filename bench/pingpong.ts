@@ -27,6 +27,9 @@ interface Sample {
 
 const quick = process.argv.includes('--quick');
 const SIZES = quick ? [8, 1024, 65536, 1 << 20, 16 << 20] : [8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20, 16 << 20];
+const CCJS_ASYNC = 'ccjs sendAsync';
+const CCJS_SYNC = 'ccjs sendSync';
+const CCJS_OBJECT = 'ccjs small object (msgpack)';
 const SMALL_OBJECT = { id: 7, name: 'pivot', value: 3.25, flags: [true, false] };
 
 /** Round trips per repetition: many for small messages so timer resolution does not matter. */
@@ -130,20 +133,22 @@ class PingPong extends ColMember {
   override async run(): Promise<void> {
     const group = await this.master.getGroup('pingpong', 2);
     const rank = group.getRank(this);
-    const exchange = async (group: ColGroup, value: unknown) => {
+    const send = { sendAsync: this.sendAsync.bind(this), sendSync: this.sendSync.bind(this) };
+    const exchange = async (group: ColGroup, value: unknown, call: keyof typeof send) => {
       if (rank === 0) {
-        await this.sendAsync(group, value, 1);
+        await send[call](group, value, 1);
         await this.receive(group, 1);
       } else {
-        await this.sendAsync(group, await this.receive(group, 0), 0);
+        await send[call](group, await this.receive(group, 0), 0);
       }
     };
-    const series = async (name: string, bytes: number, value: unknown) => {
-      const microseconds = await timeRoundTrips(roundTrips(bytes), () => exchange(group, value));
+    const series = async (name: string, bytes: number, value: unknown, call: keyof typeof send) => {
+      const microseconds = await timeRoundTrips(roundTrips(bytes), () => exchange(group, value, call));
       (this.results[name] ??= []).push({ bytes, microseconds });
     };
-    for (const bytes of SIZES) await series('ccjs Float64Array', bytes, new Float64Array(bytes / 8).fill(1.5));
-    await series('ccjs small object (msgpack)', 0, SMALL_OBJECT);
+    for (const bytes of SIZES) await series(CCJS_ASYNC, bytes, new Float64Array(bytes / 8).fill(1.5), 'sendAsync');
+    for (const bytes of SIZES) await series(CCJS_SYNC, bytes, new Float64Array(bytes / 8).fill(1.5), 'sendSync');
+    await series(CCJS_OBJECT, 0, SMALL_OBJECT, 'sendAsync');
   }
 }
 
@@ -159,7 +164,8 @@ async function ccjsRank(): Promise<void> {
 
 function runChild(args: string[], env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const passed = process.argv.slice(2).filter((flag) => flag === '--quick');
+    const child = spawn(process.execPath, [SCRIPT, ...args, ...passed], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
@@ -209,14 +215,23 @@ async function orchestrate(): Promise<void> {
   }
   progress.finish();
   const raw = series.get('raw net') as Sample[];
-  const ccjs = series.get('ccjs Float64Array') as Sample[];
-  const lines = ['| size | raw net µs | ccjs µs | ccjs/raw | raw net GB/s | ccjs GB/s |', '|---:|---:|---:|---:|---:|---:|'];
+  const ours = [CCJS_ASYNC, CCJS_SYNC].map((name) => series.get(name) as Sample[]);
+  const lines = [
+    '| size | raw net µs | sendAsync µs | sendSync µs | sendAsync/raw | sendSync/raw | raw net GB/s | sendAsync GB/s | sendSync GB/s |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
   raw.forEach((sample, i) => {
-    const ours = ccjs[i];
-    lines.push(`| ${formatBytes(sample.bytes)} | ${sample.microseconds.toFixed(1)} | ${ours.microseconds.toFixed(1)} | ${(ours.microseconds / sample.microseconds).toFixed(2)} | ${bandwidth(sample).toFixed(2)} | ${bandwidth(ours).toFixed(2)} |`);
+    const [asynchronous, synchronous] = ours.map((samples) => samples[i]);
+    const cells = [
+      formatBytes(sample.bytes),
+      ...[sample, asynchronous, synchronous].map((s) => s.microseconds.toFixed(1)),
+      ...[asynchronous, synchronous].map((s) => (s.microseconds / sample.microseconds).toFixed(2)),
+      ...[sample, asynchronous, synchronous].map((s) => bandwidth(s).toFixed(2)),
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
   });
-  const object = (series.get('ccjs small object (msgpack)') as Sample[])[0];
-  lines.push('', `ccjs small object ${JSON.stringify(SMALL_OBJECT)} (msgpack): ${object.microseconds.toFixed(1)} µs per hop`);
+  const object = (series.get(CCJS_OBJECT) as Sample[])[0];
+  lines.push('', `ccjs sendAsync of a small object ${JSON.stringify(SMALL_OBJECT)} (msgpack): ${object.microseconds.toFixed(1)} µs per hop`);
   const table = lines.join('\n');
   process.stdout.write(`\nTCP ping-pong, 2 processes on 127.0.0.1 (half round trip, best of ${REPETITIONS} × ${rounds} runs)\n\n${table}\n`);
   fs.mkdirSync(RESULTS, { recursive: true });
@@ -224,7 +239,8 @@ async function orchestrate(): Promise<void> {
   fs.writeFileSync(path.join(RESULTS, 'pingpong.md'), `${table}\n`);
   const plotted = [
     { name: 'raw net', points: raw },
-    { name: 'ccjs Float64Array', points: ccjs },
+    { name: 'ccjs sendAsync', points: ours[0] },
+    { name: 'ccjs sendSync', points: ours[1] },
   ];
   fs.writeFileSync(
     path.join(RESULTS, 'pingpong-latency.svg'),

@@ -95,3 +95,33 @@ for (const serializer of ['msgpack', 'v8'] as const) {
     });
   }
 }
+
+describe('point-to-point beyond 32-bit lengths', function () {
+  it('sends one object of more than 2 GiB in total (three 800 MiB arrays) over TCP', async function () {
+    const masters = await createMasters(2);
+    try {
+      const part = 800 * 1024 * 1024;
+      const make = (seed: number) => {
+        const bytes = new Uint8Array(part);
+        for (let i = 0; i < part; i += 1 << 20) bytes[i] = (seed + i / (1 << 20)) % 256;
+        bytes[part - 1] = seed;
+        return bytes;
+      };
+      await runGroup(masters, [1, 1], nextGroup(), async (member, group, rank) => {
+        if (rank === 0) {
+          await member.sendSync(group, { parts: [make(1), make(2), make(3)] }, 1);
+          return;
+        }
+        const received = await member.receive<{ parts: Uint8Array[] }>(group, 0);
+        expect(received.parts.reduce((total, array) => total + array.byteLength, 0)).to.equal(3 * part);
+        received.parts.forEach((array, index) => {
+          expect(array).to.be.instanceOf(Uint8Array);
+          for (let i = 0; i < part; i += 1 << 20) expect(array[i]).to.equal((index + 1 + i / (1 << 20)) % 256);
+          expect(array[part - 1]).to.equal(index + 1);
+        });
+      });
+    } finally {
+      await closeAll(masters);
+    }
+  });
+});

@@ -28,7 +28,10 @@ type ReadState =
 export class Connection {
   private state: ReadState = { step: 'header' };
   /** The item being filled (header, counts, layout, a body or a payload) and how full it is. */
-  private target: Uint8Array = Buffer.allocUnsafe(HEADER_BYTES);
+  private target: Uint8Array;
+  /** Headers and body counts are parsed as soon as they are complete, so one scratch each will do. */
+  private readonly headerScratch = Buffer.allocUnsafe(HEADER_BYTES);
+  private readonly countsScratch = Buffer.allocUnsafe(8);
   private filled = 0;
   private closedError: Error | undefined | null = null;
 
@@ -36,6 +39,7 @@ export class Connection {
     readonly socket: Socket,
     private handler: FrameHandler,
   ) {
+    this.target = this.headerScratch;
     socket.on('data', (chunk: Buffer) => this.read(chunk));
     socket.on('error', (error) => {
       this.closedError = error;
@@ -136,7 +140,7 @@ export class Connection {
       case 'header': {
         const header = readHeader(full, 0);
         if (header.type === FrameType.Eager || header.type === FrameType.Data) {
-          this.expect({ step: 'counts', header }, Buffer.allocUnsafe(8));
+          this.expect({ step: 'counts', header }, this.countsScratch);
         } else if (header.payloadLength > 0) {
           this.expect({ step: 'payload', header }, Buffer.allocUnsafe(header.payloadLength));
         } else {
@@ -153,7 +157,7 @@ export class Connection {
       }
       case 'layout': {
         const bodies: Uint8Array[] = [];
-        for (let i = 0; i < state.bodyCount; i += 1) bodies.push(new Uint8Array(readUInt64(full, 8 * i)));
+        for (let i = 0; i < state.bodyCount; i += 1) bodies.push(freshBytes(readUInt64(full, 8 * i)));
         const head = new Uint8Array(full.buffer, full.byteOffset + 8 * state.bodyCount, state.headLength);
         this.nextBody({ step: 'bodies', header: state.header, head, bodies, index: 0 });
         return;
@@ -184,6 +188,12 @@ export class Connection {
   }
 
   private expectHeader(): void {
-    this.expect({ step: 'header' }, Buffer.allocUnsafe(HEADER_BYTES));
+    this.expect({ step: 'header' }, this.headerScratch);
   }
+}
+
+/** A body buffer of its own (offset 0, so typed arrays fit), not zero-filled: it is about to be overwritten. */
+function freshBytes(length: number): Uint8Array {
+  const buffer = Buffer.allocUnsafeSlow(length);
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, length);
 }
