@@ -79,7 +79,13 @@ export async function runGroup<T>(
       members.push(member);
     }
   });
-  await Promise.all(members.map((member) => member.start()));
+  try {
+    await Promise.all(members.map((member) => member.start()));
+  } catch (error) {
+    // Release the members still waiting for the failed one, so that the masters can close.
+    await Promise.all(members.map((member) => member.done()));
+    throw error;
+  }
   return results.sort((a, b) => a.rank - b.rank).map((result) => result.value);
 }
 

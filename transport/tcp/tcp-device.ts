@@ -67,6 +67,8 @@ export class TcpDevice implements Device {
   private readonly links = new Map<number, Link>();
   private readonly queues = new MatchingQueues<Arrival, PostedReceive>();
   private nextSendId = 1;
+  /** Bytes of eager messages waiting for their receive: the memory unexpected messages hold. */
+  private unexpectedBytes = 0;
   private closing = false;
   private lostListener: ((processRank: number, error: Error) => void) | undefined;
   /** Connections presenting another job's id are refused (ports get reused between jobs). */
@@ -151,6 +153,7 @@ export class TcpDevice implements Device {
     const link = this.links.get(processRank);
     if (link === undefined) return Request.failed(new TransportError(`tcp device: no connection to process ${processRank}`));
     const arrival = this.queues.post(envelope, { processRank, request });
+    if (arrival?.kind === 'eager') this.unexpectedBytes -= packetByteLength(arrival.packet);
     if (arrival) this.match(link, envelope, arrival, request);
     else if (link.lost) this.queues.removePosted((posted) => posted.request === request);
     if (link.lost && !request.done) request.fail(link.lost);
@@ -173,6 +176,11 @@ export class TcpDevice implements Device {
     link.awaitingData.clear();
     for (const posted of this.queues.removePosted((receive) => receive.processRank === processRank)) posted.request.fail(error);
     link.connection.socket.destroy();
+  }
+
+  /** Bytes held for messages that arrived before their receive (large ones wait at the sender). */
+  bufferedBytes(): number {
+    return this.unexpectedBytes;
   }
 
   unreceived(): Map<string, number> {
@@ -283,6 +291,7 @@ export class TcpDevice implements Device {
   private arrive(link: Link, envelope: Envelope, arrival: Arrival): void {
     const posted = this.queues.arrive(envelope, arrival);
     if (posted) this.match(link, envelope, arrival, posted.request);
+    else if (arrival.kind === 'eager') this.unexpectedBytes += packetByteLength(arrival.packet);
   }
 
   /** A message met its receive: complete it, acknowledging or clearing as the protocol says. */
