@@ -9,12 +9,12 @@
 import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup } from '../src/index.js';
 import { lineChart } from './svg.js';
 import { Progress } from './progress.js';
+import { runJob, runScript } from './job.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const RESULTS = path.resolve(path.dirname(SCRIPT), '..', '..', 'bench', 'results');
@@ -162,36 +162,21 @@ async function ccjsRank(): Promise<void> {
 
 // ---------- orchestration ----------
 
-function runChild(args: string[], env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const passed = process.argv.slice(2).filter((flag) => flag === '--quick');
-    const child = spawn(process.execPath, [SCRIPT, ...args, ...passed], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      onLine?.(chunk.toString().trim());
-    });
-    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${args.join(' ')} exited with ${code}`))));
-  });
-}
+/** Flags this script was given, passed on to the processes it starts. */
+const passedFlags = process.argv.slice(2).filter((flag) => flag === '--quick');
 
 async function measureRaw(): Promise<Sample[]> {
   let serverDone: Promise<string> | undefined;
   const port = await new Promise<number>((resolve) => {
-    serverDone = runChild(['raw-server'], {}, (line) => resolve(Number(line)));
+    serverDone = runScript(SCRIPT, ['raw-server', ...passedFlags], {}, (text) => resolve(Number(text.trim())));
   });
-  const samples = JSON.parse(await runChild(['raw-client', String(port)], {})) as Sample[];
+  const samples = JSON.parse(await runScript(SCRIPT, ['raw-client', String(port), ...passedFlags])) as Sample[];
   await serverDone;
   return samples;
 }
 
 async function measureCcjs(): Promise<Record<string, Sample[]>> {
-  const server = net.createServer();
-  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
-  await new Promise((resolve) => server.close(resolve));
-  const env = (rank: number) => ({ CCJS_RANK: String(rank), CCJS_SIZE: '2', CCJS_COORDINATOR: `127.0.0.1:${port}`, CCJS_TRANSPORT: 'tcp' });
-  const [output] = await Promise.all([runChild(['ccjs'], env(0)), runChild(['ccjs'], env(1))]);
-  return JSON.parse(output) as Record<string, Sample[]>;
+  return JSON.parse(await runJob(SCRIPT, 2, ['ccjs', ...passedFlags])) as Record<string, Sample[]>;
 }
 
 function keepBest(into: Map<string, Sample[]>, name: string, samples: Sample[]): void {

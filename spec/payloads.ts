@@ -58,6 +58,6 @@ export function expectSame(actual: unknown, expected: unknown): void {
   expect(actual).to.deep.equal(expected);
   if (expected instanceof Point) {
     expect(actual).to.be.instanceOf(Point);
-    expect((actual as Point).norm()).to.equal(5);
+    expect((actual as Point).norm()).to.equal(expected.norm());
   }
 }

@@ -42,3 +42,6 @@ export class ConfigError extends CCJError {}
 
 /** The job was aborted because a member elsewhere failed. */
 export class AbortError extends CCJError {}
+
+/** Members called collectives in different orders, or with different roots or reductions. */
+export class CollectiveMismatchError extends CCJError {}

@@ -11,6 +11,9 @@ import { POINT_TO_POINT_TAG } from './messaging.js';
 import type { SendMode } from './messaging.js';
 import type { Request } from '../transport/request.js';
 import type { Packet } from '../transport/device.js';
+import * as collectives from './collectives/operations.js';
+import type { ReductionLike } from '../reduction/reduction-object.js';
+import type { DividableData } from '../dividable/dividable-data.js';
 
 /** Collective tags wrap below 2^31 and never collide with the point-to-point tag. */
 const TAG_LIMIT = 0x7fff_ffff;
@@ -65,19 +68,20 @@ export class MemberCore {
     return (count % TAG_LIMIT) + 1;
   }
 
-  isend(group: ColGroup, source: number, destination: number, tag: number, value: unknown, mode: SendMode): Request<void> {
-    return this.master('send').messenger.isend(group, source, destination, tag, value, mode);
+  isend(group: ColGroup, source: number, destination: number, tag: number, value: unknown, mode: SendMode, signature?: Uint8Array): Request<void> {
+    return this.master('send').messenger.isend(group, source, destination, tag, value, mode, signature);
   }
 
   /** Sends and waits as `mode` says; a lost peer is restated in terms of this call. */
-  send(group: ColGroup, source: number, destination: number, tag: number, value: unknown, mode: SendMode, what: string): Promise<void> {
-    return this.track(group, what, destination, this.isend(group, source, destination, tag, value, mode));
+  send(group: ColGroup, source: number, destination: number, tag: number, value: unknown, mode: SendMode, what: string, signature?: Uint8Array): Promise<void> {
+    return this.track(group, what, destination, this.isend(group, source, destination, tag, value, mode, signature));
   }
 
-  async receive<T>(group: ColGroup, destination: number, source: number, tag: number, what: string): Promise<T> {
+  /** Receives and decodes, checking the sender's operation signature against `signature`. */
+  async receive<T>(group: ColGroup, destination: number, source: number, tag: number, what: string, signature?: Uint8Array): Promise<T> {
     const messenger = this.master('receive').messenger;
     const packet = await this.track<Packet>(group, what, source, messenger.irecv(group, destination, source, tag));
-    return messenger.decode<T>(packet);
+    return messenger.decode<T>(packet, signature, () => `${what} rank ${source} of group '${group.name}' (rank ${destination} here)`);
   }
 
   private async track<T>(group: ColGroup, what: string, peer: number, request: Request<T>): Promise<T> {
@@ -168,5 +172,58 @@ export abstract class ColMember {
   /** Exchanges objects with `peer`: both sides call it and get the other's object. */
   rendezvous<T>(group: ColGroup, object: unknown, peer: number): Promise<T> {
     return this.sendReceive<T>(group, object, peer, peer);
+  }
+
+  // ---- collectives (CCJ 2.3, plus MPI's allToAll, reduceScatter and scan) ----
+  // Members of a group must call them in the same order with the same root and reduction.
+
+  /** Waits until every member of the group has called it. */
+  barrier(group: ColGroup): Promise<void> {
+    return collectives.barrier(this.#core, group);
+  }
+
+  /** The root's `object` to everyone: the root gets its own reference, the others a copy. */
+  broadcast<T>(group: ColGroup, object: T, root: number): Promise<T> {
+    return collectives.broadcast(this.#core, group, object, root);
+  }
+
+  /** The reduction of every member's `data` at the root; null elsewhere. */
+  reduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, root: number): Promise<T | null> {
+    return collectives.reduce(this.#core, group, data, op, root);
+  }
+
+  /** The reduction of every member's `data`, at every member. */
+  allReduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>): Promise<T> {
+    return collectives.allReduce(this.#core, group, data, op);
+  }
+
+  /** Member r gets `rootObject.elementAt(r, size)` of the root's object (ignored elsewhere). */
+  scatter<E>(group: ColGroup, rootObject: DividableData<E> | null, root: number): Promise<E> {
+    return collectives.scatter(this.#core, group, rootObject, root);
+  }
+
+  /** The root's `rootObject` gets `setElementAt(r, size, data of r)` for every rank; null elsewhere. */
+  gather<D extends DividableData>(group: ColGroup, rootObject: D | null, data: unknown, root: number): Promise<D | null> {
+    return collectives.gather(this.#core, group, rootObject, data, root);
+  }
+
+  /** Like gather, into every member's own `resultObject`. */
+  allGather<D extends DividableData>(group: ColGroup, resultObject: D, data: unknown): Promise<D> {
+    return collectives.allGather(this.#core, group, resultObject, data);
+  }
+
+  /** Element j of member r's result is member j's `sendObject.elementAt(r, size)`. */
+  allToAll<D extends DividableData>(group: ColGroup, sendObject: DividableData, resultObject: D): Promise<D> {
+    return collectives.allToAll(this.#core, group, sendObject, resultObject);
+  }
+
+  /** Member r gets the reduction over all members of `data.elementAt(r, size)`. */
+  reduceScatter<E>(group: ColGroup, data: DividableData<E>, op: ReductionLike<NoInfer<E>>): Promise<E> {
+    return collectives.reduceScatter(this.#core, group, data, op);
+  }
+
+  /** Inclusive prefix reduction in rank order: member r gets data0 ⊕ ... ⊕ data_r. */
+  scan<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>): Promise<T> {
+    return collectives.scan(this.#core, group, data, op);
   }
 }

@@ -1,0 +1,34 @@
+/** Starts a benchmark as a job of `processes` processes on this machine; resolves with rank 0's output. */
+import net from 'node:net';
+import { spawn } from 'node:child_process';
+
+export async function freeLoopbackPort(): Promise<number> {
+  const server = net.createServer();
+  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Runs `script args` in a child; resolves with its stdout, rejects on a non-zero exit. */
+export function runScript(script: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, onOutput?: (text: string) => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      onOutput?.(chunk.toString());
+    });
+    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${script} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+/** Runs `script` as every rank of a job of `processes` processes (TCP between them). */
+export async function runJob(script: string, processes: number, args: readonly string[], transport = 'tcp'): Promise<string> {
+  const coordinator = `127.0.0.1:${await freeLoopbackPort()}`;
+  const outputs = await Promise.all(
+    Array.from({ length: processes }, (_, rank) =>
+      runScript(script, args, { CCJS_RANK: String(rank), CCJS_SIZE: String(processes), CCJS_COORDINATOR: coordinator, CCJS_TRANSPORT: transport }),
+    ),
+  );
+  return outputs[0];
+}

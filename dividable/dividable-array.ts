@@ -1,0 +1,88 @@
+/**
+ * CCJ's array support as a DividableData object: a plain or typed array divided into contiguous
+ * blocks, one per member (API.md "Dividable data").
+ */
+import { registerClass } from '../src/serialization/index.js';
+import { amount, blockRange, checkBlockShape, describeType, type DividableData } from './dividable-data.js';
+
+export type TypedArray =
+  | Int8Array
+  | Uint8Array
+  | Uint8ClampedArray
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array
+  | Float32Array
+  | Float64Array
+  | BigInt64Array
+  | BigUint64Array;
+
+/** What a DividableArray divides. */
+export type DividableArrayData = unknown[] | TypedArray;
+
+/** The constructor of a result array: `Array` or a typed array class. */
+export type ArrayConstructorOf<A extends DividableArrayData> = new (length: number) => A;
+
+function isTypedArray(value: unknown): value is TypedArray {
+  return ArrayBuffer.isView(value) && !(value instanceof DataView);
+}
+
+/**
+ * Element i of n is block i: a view (`subarray`) for typed arrays, a copy (`slice`) for plain
+ * arrays, which have no views.
+ */
+export class DividableArray<A extends DividableArrayData = DividableArrayData> implements DividableData<A> {
+  /** `blockRange` under the name the API suggests, for code that only imports this class. */
+  static readonly blockRange = blockRange;
+
+  /** The whole array; setElementAt writes into it. */
+  readonly array: A;
+
+  constructor(array: A) {
+    if (!Array.isArray(array) && !isTypedArray(array)) {
+      throw new TypeError(`DividableArray needs a plain or typed array, got ${describeType(array)}`);
+    }
+    this.array = array;
+  }
+
+  /**
+   * A result for gather or allToAll: `length` zeros for a typed array class, or a plain array
+   * of `length` holes for `Array`, which setElementAt then fills.
+   */
+  static ofLength<A extends DividableArrayData>(length: number, type: ArrayConstructorOf<A>): DividableArray<A> {
+    return new DividableArray(new type(length));
+  }
+
+  /** Rebuilds a DividableArray that travelled; the array arrives as its own type. */
+  static fromCCJS(array: unknown): DividableArray {
+    return new DividableArray(array as DividableArrayData);
+  }
+
+  toCCJS(): A {
+    return this.array;
+  }
+
+  elementAt(index: number, groupSize: number): A {
+    const [start, end] = blockRange(this.array.length, index, groupSize);
+    // Both keep the array's own class (species), so a Buffer's block is a Buffer.
+    return (Array.isArray(this.array) ? this.array.slice(start, end) : this.array.subarray(start, end)) as A;
+  }
+
+  /** Copies `block` into block `index`; RangeError unless it has that block's length. */
+  setElementAt(index: number, groupSize: number, block: A): void {
+    const [start, end] = blockRange(this.array.length, index, groupSize);
+    if (!Array.isArray(block) && !isTypedArray(block)) {
+      throw new TypeError(`DividableArray.setElementAt: block ${index} must be a plain or typed array, got ${describeType(block)}`);
+    }
+    checkBlockShape('DividableArray.setElementAt', index, groupSize, amount(end - start, 'element'), amount(block.length, 'element'));
+    if (Array.isArray(this.array)) {
+      for (let offset = 0; offset < block.length; offset++) this.array[start + offset] = block[offset];
+    } else {
+      // The union of `set` signatures accepts no argument; mixing bigint and number arrays fails at run time, as it should.
+      (this.array as { set(source: ArrayLike<unknown>, offset: number): void }).set(block, start);
+    }
+  }
+}
+
+registerClass(DividableArray, 'ccjs.DividableArray');

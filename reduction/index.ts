@@ -1,0 +1,16 @@
+export { reductionName, toReductionObject } from './reduction-object.js';
+export type { ReductionLike, ReductionObject } from './reduction-object.js';
+export { Reductions } from './reductions.js';
+export type {
+  ElementwiseReduction,
+  IntegerOperand,
+  IntegerTypedArray,
+  Located,
+  LocatedOperand,
+  LogicalOperand,
+  LogicalReduction,
+  LogicalResult,
+  NumericOperand,
+  TypedArray,
+  TypedArrayName,
+} from './reductions.js';
