@@ -3,6 +3,7 @@
  * (coordinator, then the data device), and builds groups in CCJ's two phases: addMember, then
  * getGroup(name, n).
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import { ColGroup } from './col-group.js';
 import { InactiveGroup } from './inactive-group.js';
@@ -16,16 +17,23 @@ import { resolveConfig } from '../src/config.js';
 import type { Config, MasterOptions } from '../src/config.js';
 import { detectLaunch } from '../src/launch.js';
 import { createSerializer } from '../src/serialization/index.js';
-import { AbortError, ConfigError, GroupError, PeerLostError } from '../src/errors.js';
+import { AbortError, ConfigError, GroupError, PeerLostError, TimeoutError } from '../src/errors.js';
 import { Transport } from '../transport/transport.js';
 import { LocalDevice } from '../transport/local/local-device.js';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
 
+interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
 interface Placement {
   readonly processRank: number;
   readonly processCount: number;
-  readonly coordinator: { host: string; port: number };
+  /** Where process 0's coordinator listens, or the file in which it publishes its address. */
+  readonly coordinator: Address | { readonly file: string };
   readonly allLocal: boolean;
+  readonly jobKey: string;
 }
 
 export class ColGroupMaster {
@@ -55,7 +63,10 @@ export class ColGroupMaster {
     if (config.transport === 'shm' || config.transport === 'ucx') {
       throw new ConfigError(`transport '${config.transport}' is not part of this build yet; use 'auto', 'tcp' or 'local'`);
     }
-    const coordinator = processRank === 0 ? await Coordinator.start(bindHost(placement.coordinator.host), placement.coordinator.port, processCount) : undefined;
+    const coordinatorBinding =
+      'file' in placement.coordinator ? { host: listenHost(config, placement.allLocal), port: 0 } : { host: bindHost(placement.coordinator.host), port: placement.coordinator.port };
+    const coordinator = processRank === 0 ? await Coordinator.start(coordinatorBinding.host, coordinatorBinding.port, processCount, placement.jobKey) : undefined;
+    if (coordinator && 'file' in placement.coordinator) publishAddress(placement.coordinator.file, { host: coordinatorBinding.host, port: coordinator.port });
     const tcp =
       processCount > 1
         ? await TcpDevice.listen({
@@ -74,8 +85,14 @@ export class ColGroupMaster {
     let world: World;
     let client: CoordinatorClient;
     try {
-      const hello = { type: 'hello' as const, processRank, processCount, host: tcp?.address.host ?? '', port: tcp?.address.port ?? 0 };
-      ({ client, world } = await CoordinatorClient.connect(placement.coordinator.host, coordinator?.port ?? placement.coordinator.port, hello, config.timeoutMs, events));
+      const hello = { type: 'hello' as const, processRank, processCount, jobKey: placement.jobKey, host: tcp?.address.host ?? '', port: tcp?.address.port ?? 0 };
+      const address =
+        'file' in placement.coordinator
+          ? coordinator
+            ? { host: coordinatorBinding.host, port: coordinator.port }
+            : await readPublishedAddress(placement.coordinator.file, config.timeoutMs)
+          : { host: placement.coordinator.host, port: coordinator?.port ?? placement.coordinator.port };
+      ({ client, world } = await CoordinatorClient.connect(address.host, address.port, hello, config.timeoutMs, events));
       await tcp?.connect(world.addresses, world.jobId);
     } catch (error) {
       await Promise.allSettled([tcp?.close(), coordinator?.forceClose()]);
@@ -213,17 +230,43 @@ function place(options: MasterOptions): Placement {
       throw new ConfigError(`options processRank ${processRank} and processCount ${processCount} do not describe a process of a job`);
     }
     const coordinator = parseAddress(options.coordinator ?? (processCount === 1 ? '127.0.0.1:0' : undefined));
-    return { processRank, processCount, coordinator, allLocal: isLoopback(coordinator.host) };
+    return { processRank, processCount, coordinator, allLocal: isLoopback(coordinator.host), jobKey: '' };
   }
   const launch = detectLaunch(process.env);
-  const coordinator = options.coordinator !== undefined ? parseAddress(options.coordinator) : (launch.coordinator ?? { host: '127.0.0.1', port: 0 });
-  return { processRank: launch.processRank, processCount: launch.processCount, coordinator, allLocal: launch.allLocal };
+  const coordinator =
+    options.coordinator !== undefined
+      ? parseAddress(options.coordinator)
+      : launch.coordinatorFile !== undefined
+        ? { file: launch.coordinatorFile }
+        : (launch.coordinator ?? { host: '127.0.0.1', port: 0 });
+  return { processRank: launch.processRank, processCount: launch.processCount, coordinator, allLocal: launch.allLocal, jobKey: launch.jobKey };
 }
 
-function parseAddress(address: string | undefined): { host: string; port: number } {
+function parseAddress(address: string | undefined): Address {
   const match = address === undefined ? null : /^(.*):(\d+)$/.exec(address);
   if (match === null) throw new ConfigError(`coordinator address ${JSON.stringify(address)} is not host:port (set the 'coordinator' option or CCJS_COORDINATOR)`);
   return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) };
+}
+
+/** Writes `host:port` to `file` atomically, so a reader never sees half of it. */
+function publishAddress(file: string, address: Address): void {
+  const partial = `${file}.${process.pid}.partial`;
+  fs.writeFileSync(partial, `${address.host}:${address.port}`);
+  fs.renameSync(partial, file);
+}
+
+/** Waits (polling, bounded by `timeoutMs`) for process 0 to publish its coordinator's address. */
+async function readPublishedAddress(file: string, timeoutMs: number): Promise<Address> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return parseAddress(fs.readFileSync(file, 'utf8').trim());
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    if (Date.now() > deadline) throw new TimeoutError(`process 0 did not publish its coordinator address in ${file} within ${timeoutMs} ms; is it running?`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 function isLoopback(host: string): boolean {

@@ -8,7 +8,8 @@ import { decode, encode } from '@msgpack/msgpack';
 export type MemberAddress = readonly [processRank: number, localId: number];
 
 export type ControlMessage =
-  | { type: 'hello'; processRank: number; processCount: number; host: string; port: number }
+  | { type: 'hello'; processRank: number; processCount: number; jobKey: string; host: string; port: number }
+  | { type: 'refused'; message: string }
   | { type: 'world'; jobId: string; addresses: { host: string; port: number }[] }
   | { type: 'join'; group: string; localId: number; order: number; key: number[] }
   | { type: 'get'; group: string; size: number; timeoutMs: number }

@@ -5,7 +5,7 @@
 import net from 'node:net';
 import { ControlChannel } from './control-channel.js';
 import type { ControlMessage, MemberAddress } from './control-channel.js';
-import { GroupError, PeerLostError, TimeoutError } from '../src/errors.js';
+import { ConfigError, GroupError, PeerLostError, TimeoutError } from '../src/errors.js';
 
 export interface World {
   readonly jobId: string;
@@ -36,7 +36,7 @@ export class CoordinatorClient {
   private readonly pendingGets = new Map<string, PendingGet>();
   /** Joins the coordinator refused, reported by the next getGroup of that group. */
   private readonly refusedJoins = new Map<string, string>();
-  private world: ((world: World) => void) | undefined;
+  private world: { resolve: (world: World) => void; reject: (error: Error) => void } | undefined;
   private saidBye = false;
 
   private constructor(
@@ -61,7 +61,7 @@ export class CoordinatorClient {
     const channel = new ControlChannel(socket, (message) => client.handle(message));
     client.channel = channel;
     const world = new Promise<World>((resolve, reject) => {
-      client.world = resolve;
+      client.world = { resolve, reject };
       const timer = setTimeout(() => reject(new TimeoutError(`process ${hello.processRank}: not all ${hello.processCount} processes reached the coordinator at ${host}:${port} within ${timeoutMs} ms`)), Math.max(0, deadline - Date.now()));
       timer.unref();
       socket.once('close', () => reject(new PeerLostError(`process ${hello.processRank}: the coordinator at ${host}:${port} closed the connection while the job was starting`, 0)));
@@ -115,7 +115,10 @@ export class CoordinatorClient {
   private handle(message: ControlMessage): void {
     switch (message.type) {
       case 'world':
-        this.world?.({ jobId: message.jobId, addresses: message.addresses });
+        this.world?.resolve({ jobId: message.jobId, addresses: message.addresses });
+        return;
+      case 'refused':
+        this.world?.reject(new ConfigError(`the coordinator refused this process: ${message.message}`));
         return;
       case 'group':
         this.activeGroups.add(message.group);

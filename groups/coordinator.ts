@@ -37,6 +37,7 @@ export class Coordinator {
   private constructor(
     private readonly server: net.Server,
     private readonly processCount: number,
+    private readonly jobKey: string,
   ) {
     this.addresses = new Array(processCount).fill(undefined);
     this.allGonePromise = new Promise((resolve) => {
@@ -45,13 +46,13 @@ export class Coordinator {
     server.on('connection', (socket) => this.accept(socket));
   }
 
-  static async start(host: string, port: number, processCount: number): Promise<Coordinator> {
+  static async start(host: string, port: number, processCount: number, jobKey: string): Promise<Coordinator> {
     const server = net.createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) => reject(new TransportError(`coordinator cannot listen on ${host}:${port}: ${error.message}`, { cause: error })));
       server.listen(port, host, () => resolve());
     });
-    return new Coordinator(server, processCount);
+    return new Coordinator(server, processCount, jobKey);
   }
 
   get port(): number {
@@ -91,8 +92,16 @@ export class Coordinator {
   }
 
   private hello(channel: ControlChannel, message: Extract<ControlMessage, { type: 'hello' }>): void {
-    if (message.processCount !== this.processCount || message.processRank >= this.processCount || this.channels.has(message.processRank)) {
-      channel.send({ type: 'abort', processRank: 0, message: `process ${message.processRank} of ${message.processCount} does not fit a job of ${this.processCount} processes (or joined twice)` });
+    const refusal =
+      message.jobKey !== this.jobKey
+        ? `the coordinator at this address serves job '${this.jobKey}', not job '${message.jobKey}'`
+        : message.processCount !== this.processCount || message.processRank >= this.processCount
+          ? `process ${message.processRank} of ${message.processCount} does not fit this job of ${this.processCount} processes`
+          : this.channels.has(message.processRank)
+            ? `process ${message.processRank} has already joined this job`
+            : undefined;
+    if (refusal !== undefined) {
+      channel.send({ type: 'refused', message: refusal });
       channel.socket.end();
       return;
     }

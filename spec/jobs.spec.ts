@@ -81,4 +81,15 @@ describe('multi-process jobs', function () {
       }
     }
   });
+
+  it("refuses a process of another job that reaches the coordinator's port", async function () {
+    const coordinator = `127.0.0.1:${await freePort()}`;
+    const start = (rank: number, jobId: string) =>
+      run(process.execPath, [ring, '1'], { CCJS_RANK: String(rank), CCJS_SIZE: '2', CCJS_COORDINATOR: coordinator, CCJS_JOB_ID: jobId, CCJS_TIMEOUT_MS: '3000' });
+    const [owner, stranger] = await Promise.all([start(0, 'job-a'), new Promise((resolve) => setTimeout(resolve, 300)).then(() => start(1, 'job-b'))]);
+    expect(stranger.code).to.equal(1);
+    expect(stranger.stderr).to.match(/ConfigError: the coordinator refused this process: the coordinator at this address serves job 'job-a', not job 'job-b'/);
+    expect(owner.code).to.equal(1);
+    expect(owner.stderr).to.match(/TimeoutError: process 0: not all 2 processes reached the coordinator/);
+  });
 });

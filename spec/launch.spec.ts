@@ -20,6 +20,7 @@ describe('detectLaunch', () => {
       processRank: 0,
       processCount: 1,
       coordinator: null,
+      jobKey: '',
       launcher: 'single',
       allLocal: true,
     });
@@ -31,6 +32,7 @@ describe('detectLaunch', () => {
         processRank: 2,
         processCount: 4,
         coordinator: { host: '127.0.0.1', port: 4100 },
+        jobKey: '',
         launcher: 'ccjrun',
         allLocal: true,
       });
@@ -40,6 +42,12 @@ describe('detectLaunch', () => {
       const info = detectLaunch({ CCJS_RANK: '0', CCJS_SIZE: '2', CCJS_COORDINATOR: 'node7.cluster:4100' });
       expect(info.coordinator).to.deep.equal({ host: 'node7.cluster', port: 4100 });
       expect(info.allLocal).to.equal(false);
+    });
+
+    it('reads a coordinator published in a file, and the job id', () => {
+      const info = detectLaunch({ CCJS_RANK: '1', CCJS_SIZE: '2', CCJS_COORDINATOR: 'file:/tmp/job/coordinator', CCJS_JOB_ID: 'ccjrun-42' });
+      expect(info).to.deep.include({ coordinator: null, coordinatorFile: '/tmp/job/coordinator', jobKey: 'ccjrun-42' });
+      expect(() => detectLaunch({ CCJS_RANK: '1', CCJS_SIZE: '2', CCJS_COORDINATOR: 'file:' })).to.throw(ConfigError, /CCJS_COORDINATOR=file: needs a path/);
     });
 
     it('accepts a bracketed IPv6 coordinator', () => {
@@ -174,6 +182,7 @@ describe('detectLaunch', () => {
         processRank: 1,
         processCount: 2,
         coordinator: { host: '10.0.0.5', port: 29500 },
+        jobKey: '',
         launcher: 'torch',
         allLocal: false,
       });
@@ -272,7 +281,7 @@ describe('ccjrun', () => {
     expect(run.code, run.stderr).to.equal(0);
     const coordinators = new Set<string>();
     for (const rank of [0, 1, 2]) {
-      const report = new RegExp(`^\\[${rank}\\] rank ${rank} of 3 at (127\\.0\\.0\\.1:\\d+) args x,y$`, 'm').exec(run.stdout);
+      const report = new RegExp(`^\\[${rank}\\] rank ${rank} of 3 at (file:\\S+/coordinator) args x,y$`, 'm').exec(run.stdout);
       expect(report, run.stdout).to.not.equal(null);
       coordinators.add(report?.[1] ?? '');
       expect(run.stdout).to.match(new RegExp(`^\\[${rank}\\] options tcp 5000$`, 'm'));

@@ -15,6 +15,13 @@ export interface LaunchInfo {
   processCount: number;
   /** Where process 0 hosts the coordinator; null when the job has one process and none is needed. */
   coordinator: CoordinatorAddress | null;
+  /**
+   * `CCJS_COORDINATOR=file:<path>`: process 0 listens on a port of its choice and writes
+   * `host:port` to this file, which the others read (a shared file system or one host).
+   */
+  coordinatorFile?: string;
+  /** Names the job; the coordinator refuses processes of another job that reach its port. */
+  jobKey: string;
   launcher: LauncherName;
   /** Every process of the job runs on this host. */
   allLocal: boolean;
@@ -60,12 +67,19 @@ const DERIVED_PORT_SPAN = 40000;
 export function detectLaunch(env: Environment = process.env): LaunchInfo {
   const view = readLauncherView(env);
   const override = read(env, 'CCJS_COORDINATOR');
+  const jobKey = read(env, 'CCJS_JOB_ID') ?? (view.jobIdentity === undefined ? '' : `${view.launcher}:${view.jobIdentity}`);
+  if (override?.startsWith('file:')) {
+    const coordinatorFile = override.slice('file:'.length);
+    if (coordinatorFile === '') throw new ConfigError('CCJS_COORDINATOR=file: needs a path after "file:"');
+    return { processRank: view.processRank, processCount: view.processCount, coordinator: null, coordinatorFile, jobKey, launcher: view.launcher, allLocal: view.sameHost };
+  }
   const coordinator =
     override === undefined ? settleCoordinator(view) : parseHostPort('CCJS_COORDINATOR', override);
   return {
     processRank: view.processRank,
     processCount: view.processCount,
     coordinator,
+    jobKey,
     launcher: view.launcher,
     allLocal: view.sameHost || (coordinator !== null && isLoopback(coordinator.host)),
   };

@@ -5,9 +5,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { existsSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { constants as osConstants } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { ConfigError } from '../errors.js';
@@ -150,19 +150,6 @@ function isFile(file: string): boolean {
   return statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
 }
 
-/** Asks the OS for a free port; another program could take it before rank 0 listens, which is unlikely. */
-function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('could not read the listening port'))));
-    });
-  });
-}
-
 /** Prefixes every line with `prefix`; a last line without newline is completed at the end. */
 function linePrefixer(prefix: string): Transform {
   const prefixBytes = Buffer.from(prefix);
@@ -192,12 +179,18 @@ function signalExitCode(signal: NodeJS.Signals): number {
 
 /** Runs the job to its end and returns ccjrun's exit code. */
 async function runJob(options: JobOptions): Promise<number> {
-  const port = await findFreePort();
+  // Rank 0 listens on a port of the kernel's choosing and publishes it in this file: picking a
+  // free port here and handing it over would race with every other program choosing ports.
+  const rendezvous = mkdtempSync(path.join(tmpdir(), 'ccjrun-'));
+  process.on('exit', () => rmSync(rendezvous, { recursive: true, force: true }));
   const jobEnvironment = {
     ...process.env,
     ...options.environment,
     CCJS_SIZE: String(options.processCount),
-    CCJS_COORDINATOR: `127.0.0.1:${port}`,
+    CCJS_COORDINATOR: `file:${path.join(rendezvous, 'coordinator')}`,
+    CCJS_JOB_ID: `ccjrun-${randomUUID()}`,
+    // Every rank runs on this host: keep the job's sockets on loopback unless told otherwise.
+    CCJS_INTERFACE: process.env.CCJS_INTERFACE ?? '127.0.0.1',
   };
   // Every rank pipes into each of our output streams: many listeners, but no leak.
   setMaxListeners(10 + options.processCount, process.stdout, process.stderr);

@@ -45,6 +45,14 @@ interface RendezvousSend {
   readonly request: Request<void>;
 }
 
+/** A connection that said hello before this process could check it, with what followed. */
+interface EarlyHello {
+  readonly processRank: number;
+  readonly jobId: string;
+  readonly connection: Connection;
+  readonly frames: [FrameHeader, Packet | undefined][];
+}
+
 /** Per-peer protocol state. */
 class Link {
   lost: Error | undefined;
@@ -72,13 +80,19 @@ export class TcpDevice implements Device {
   private closing = false;
   private lostListener: ((processRank: number, error: Error) => void) | undefined;
   /** Connections presenting another job's id are refused (ports get reused between jobs). */
-  private jobId = '';
+  private jobId: string | undefined;
+  /** Hellos that came before this process learnt the job id (peers may learn it first). */
+  private earlyHellos: EarlyHello[] = [];
+  /** Called as each link comes up, while `connect` waits for all of them. */
+  private linkEstablished: () => void = () => {};
 
   private constructor(
     private readonly options: TcpDeviceOptions,
     private readonly server: net.Server,
     readonly address: PeerAddress,
-  ) {}
+  ) {
+    server.on('connection', (socket) => this.accept(socket));
+  }
 
   /** Starts listening; peers learn `address` through the coordinator, then `connect` runs. */
   static async listen(options: TcpDeviceOptions): Promise<TcpDevice> {
@@ -110,15 +124,16 @@ export class TcpDevice implements Device {
         const missing = [...Array(processCount).keys()].filter((rank) => rank !== processRank && !this.links.has(rank));
         reject(new TimeoutError(`tcp device of process ${processRank}: no connection from process(es) ${missing.join(', ')} within ${timeoutMs} ms`));
       }, timeoutMs);
-      const established = (): void => {
+      this.linkEstablished = () => {
         if (this.links.size === expected) {
           clearTimeout(timer);
           resolve();
         }
       };
-      this.server.on('connection', (socket) => this.accept(socket, established));
+      for (const hello of this.earlyHellos) this.admit(hello);
+      this.earlyHellos = [];
       for (let rank = 0; rank < processRank; rank += 1) {
-        this.dial(rank, addresses[rank]).then(established, (error: Error) => {
+        this.dial(rank, addresses[rank], jobId).then(this.linkEstablished, (error: Error) => {
           clearTimeout(timer);
           reject(error);
         });
@@ -196,7 +211,7 @@ export class TcpDevice implements Device {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private dial(processRank: number, address: PeerAddress): Promise<void> {
+  private dial(processRank: number, address: PeerAddress, jobId: string): Promise<void> {
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
       socket.once('error', (error) => reject(new TransportError(`tcp device: cannot connect to process ${processRank} at ${address.host}:${address.port}: ${error.message}`, { cause: error })));
@@ -205,7 +220,7 @@ export class TcpDevice implements Device {
         const connection = new Connection(socket, this.handlerFor(processRank));
         connection.sendControl(
           { type: FrameType.Hello, flags: 0, context: 0, source: this.options.processRank, destination: processRank, tag: 0, sendId: 0, payloadLength: 0 },
-          Buffer.from(this.jobId),
+          Buffer.from(jobId),
         );
         this.links.set(processRank, new Link(processRank, connection));
         resolve();
@@ -213,22 +228,42 @@ export class TcpDevice implements Device {
     });
   }
 
-  /** An incoming connection says who it is in its first frame, a Hello with the job id. */
-  private accept(socket: net.Socket, established: () => void): void {
+  /**
+   * An incoming connection says who it is in its first frame, a Hello with the job id. A peer may
+   * learn the job id, connect and even send before this process has learnt it: such a connection
+   * and its frames wait in `earlyHellos` until `connect` can check them.
+   */
+  private accept(socket: net.Socket): void {
     this.tune(socket);
+    let early: EarlyHello | undefined;
     const connection: Connection = new Connection(socket, {
-      frame: (header, _packet, payload) => {
-        const valid = header.type === FrameType.Hello && payload?.toString() === this.jobId && header.source > this.options.processRank && header.source < this.options.processCount && !this.links.has(header.source);
-        if (!valid) {
+      frame: (header, packet, payload) => {
+        if (early) {
+          early.frames.push([header, packet]);
+        } else if (header.type !== FrameType.Hello || payload === undefined) {
           socket.destroy();
-          return;
+        } else {
+          early = { processRank: header.source, jobId: payload.toString(), connection, frames: [] };
+          if (this.jobId === undefined) this.earlyHellos.push(early);
+          else this.admit(early);
         }
-        this.links.set(header.source, new Link(header.source, connection));
-        connection.setHandler(this.handlerFor(header.source));
-        established();
       },
       closed: () => {},
     });
+  }
+
+  private admit(hello: EarlyHello): void {
+    const { processRank, connection } = hello;
+    const valid = hello.jobId === this.jobId && processRank > this.options.processRank && processRank < this.options.processCount && !this.links.has(processRank);
+    if (!valid) {
+      connection.socket.destroy();
+      return;
+    }
+    this.links.set(processRank, new Link(processRank, connection));
+    const handler = this.handlerFor(processRank);
+    connection.setHandler(handler);
+    for (const [header, packet] of hello.frames) handler.frame(header, packet, undefined);
+    this.linkEstablished();
   }
 
   private tune(socket: net.Socket): void {
