@@ -4,19 +4,9 @@
  */
 import { registerClass } from '../src/serialization/index.js';
 import { amount, blockRange, checkBlockShape, describeType, type DividableData } from './dividable-data.js';
+import type { TypedArray } from '../reduction/reductions.js';
 
-export type TypedArray =
-  | Int8Array
-  | Uint8Array
-  | Uint8ClampedArray
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array
-  | Float32Array
-  | Float64Array
-  | BigInt64Array
-  | BigUint64Array;
+export type { TypedArray };
 
 /** What a DividableArray divides. */
 export type DividableArrayData = unknown[] | TypedArray;
