@@ -21,6 +21,7 @@ import { AbortError, ConfigError, GroupError, PeerLostError, TimeoutError } from
 import { Transport } from '../transport/transport.js';
 import { LocalDevice } from '../transport/local/local-device.js';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
+import { Selector } from '../src/collectives/selection.js';
 
 interface Address {
   readonly host: string;
@@ -49,6 +50,7 @@ export class ColGroupMaster {
     readonly processRank: number,
     readonly processCount: number,
     /** @internal */ readonly messenger: Messenger,
+    /** @internal Chooses each collective call's algorithm. */ readonly selector: Selector,
     private readonly client: CoordinatorClient,
     private readonly coordinator: Coordinator | undefined,
   ) {}
@@ -100,7 +102,9 @@ export class ColGroupMaster {
     }
     const serializer = createSerializer(config.serializer, { outOfBandThreshold: config.outOfBandThreshold, strict: config.strictSerialization });
     const transport = new Transport(processRank, new LocalDevice(), tcp);
-    master = new ColGroupMaster(config, processRank, processCount, new Messenger(transport, serializer), client, coordinator);
+    const trace = config.trace ? (line: string) => void process.stderr.write(`${line}\n`) : undefined;
+    const selector = new Selector(config.collectives, config.algorithms, trace);
+    master = new ColGroupMaster(config, processRank, processCount, new Messenger(transport, serializer), selector, client, coordinator);
     tcp?.onPeerLost((lostRank, error) => master?.peerLost(lostRank, error));
     return master;
   }

@@ -5,9 +5,12 @@
 import type { ColMember } from '../src/member.js';
 import type { MemberAddress } from './control-channel.js';
 import { GroupError } from '../src/errors.js';
+import { checkAlgorithmName } from '../src/collectives/selection.js';
+import type { CollectiveName } from '../src/collectives/algorithms.js';
 
 export class ColGroup {
   private readonly localRanks = new Map<ColMember, number>();
+  private readonly algorithms = new Map<CollectiveName, string>();
 
   /** @internal Groups are made by ColGroupMaster.getGroup. */
   constructor(
@@ -58,6 +61,24 @@ export class ColGroup {
     if (!Number.isInteger(rank) || rank < 0 || rank >= this.members.length) {
       throw new RangeError(`${what} ${String(rank)} is not a rank of group '${this.name}' (size ${this.members.length})`);
     }
+  }
+
+  /**
+   * Runs `collective` on this group with `algorithm` (undefined: back to the tables). Every
+   * process must make the same choice; a mismatch is reported at the first message.
+   */
+  setAlgorithm(collective: CollectiveName, algorithm: string | undefined): void {
+    if (algorithm === undefined) {
+      this.algorithms.delete(collective);
+      return;
+    }
+    checkAlgorithmName(collective, algorithm, `group '${this.name}'`);
+    this.algorithms.set(collective, algorithm);
+  }
+
+  /** @internal The group's algorithm override for `collective`, if any. */
+  algorithmFor(collective: CollectiveName): string | undefined {
+    return this.algorithms.get(collective);
   }
 
   toString(): string {

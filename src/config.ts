@@ -7,6 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from './errors.js';
 import type { Serializer } from './serialization/serializer.js';
+import { checkTable, parseForcedAlgorithms } from './collectives/selection.js';
+import type { SelectionTable } from './collectives/selection.js';
+import type { CollectiveName } from './collectives/algorithms.js';
 
 export const TRANSPORTS = ['auto', 'local', 'tcp', 'shm', 'ucx'] as const;
 export type TransportName = (typeof TRANSPORTS)[number];
@@ -33,6 +36,12 @@ export interface MasterOptions {
   abortOnError?: boolean;
   /** Close the master once every member added in this process is done. */
   autoClose?: boolean;
+  /** Algorithm selection rules per collective (the config file's "collectives" key). */
+  collectives?: SelectionTable;
+  /** One algorithm per collective, e.g. 'allReduce=ring,broadcast=mst' (CCJS_ALGORITHMS). */
+  algorithms?: string;
+  /** Print the algorithm each collective call runs (CCJS_TRACE=1). */
+  trace?: boolean;
   /** Override what the launcher says (for embedding several processes' masters in one). */
   processRank?: number;
   processCount?: number;
@@ -49,6 +58,9 @@ export interface Config {
   readonly interface: string | undefined;
   readonly abortOnError: boolean;
   readonly autoClose: boolean;
+  readonly collectives: SelectionTable | undefined;
+  readonly algorithms: Partial<Record<CollectiveName, string>>;
+  readonly trace: boolean;
 }
 
 const DEFAULTS: Config = {
@@ -61,10 +73,13 @@ const DEFAULTS: Config = {
   interface: undefined,
   abortOnError: true,
   autoClose: true,
+  collectives: undefined,
+  algorithms: {},
+  trace: false,
 };
 
-/** Keys a config file may hold; `collectives` is reserved for the algorithm selection table. */
-const FILE_KEYS = ['transport', 'serializer', 'timeoutMs', 'eagerLimit', 'outOfBandThreshold', 'strictSerialization', 'interface', 'collectives'] as const;
+/** Keys a config file may hold; `collectives` is the algorithm selection table (see ccjtune). */
+const FILE_KEYS = ['transport', 'serializer', 'timeoutMs', 'eagerLimit', 'outOfBandThreshold', 'strictSerialization', 'interface', 'collectives', 'algorithms', 'trace'] as const;
 
 const ENVIRONMENT: Record<string, keyof Config> = {
   CCJS_TRANSPORT: 'transport',
@@ -74,6 +89,8 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   CCJS_OOB_THRESHOLD: 'outOfBandThreshold',
   CCJS_STRICT_SERIALIZATION: 'strictSerialization',
   CCJS_INTERFACE: 'interface',
+  CCJS_ALGORITHMS: 'algorithms',
+  CCJS_TRACE: 'trace',
 };
 
 const OPTION_KEYS = new Set<string>([...Object.keys(DEFAULTS), 'config', 'processRank', 'processCount', 'coordinator']);
@@ -108,6 +125,12 @@ export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEn
     }),
     abortOnError: pick('abortOnError', boolean),
     autoClose: pick('autoClose', boolean),
+    collectives: pick('collectives', (value, source) => checkTable(value, source)),
+    algorithms: pick('algorithms', (value, source) => {
+      if (typeof value !== 'string') throw new ConfigError(`${source} must be a string like 'allReduce=ring,broadcast=mst'`);
+      return parseForcedAlgorithms(value);
+    }),
+    trace: pick('trace', boolean),
   };
 }
 

@@ -12,6 +12,7 @@ import type { SendMode } from './messaging.js';
 import type { Request } from '../transport/request.js';
 import type { Packet } from '../transport/device.js';
 import * as collectives from './collectives/operations.js';
+import type { CollectiveOptions } from './collectives/operations.js';
 import type { ReductionLike } from '../reduction/reduction-object.js';
 import type { DividableData } from '../dividable/dividable-data.js';
 
@@ -176,54 +177,55 @@ export abstract class ColMember {
 
   // ---- collectives (CCJ 2.3, plus MPI's allToAll, reduceScatter and scan) ----
   // Members of a group must call them in the same order with the same root and reduction.
+  // `options.algorithm` picks an algorithm by name (see src/collectives/algorithms.ts).
 
   /** Waits until every member of the group has called it. */
-  barrier(group: ColGroup): Promise<void> {
-    return collectives.barrier(this.#core, group);
+  barrier(group: ColGroup, options?: CollectiveOptions): Promise<void> {
+    return collectives.barrier(this.#core, group, options);
   }
 
   /** The root's `object` to everyone: the root gets its own reference, the others a copy. */
-  broadcast<T>(group: ColGroup, object: T, root: number): Promise<T> {
-    return collectives.broadcast(this.#core, group, object, root);
+  broadcast<T>(group: ColGroup, object: T, root: number, options?: CollectiveOptions): Promise<T> {
+    return collectives.broadcast(this.#core, group, object, root, options);
   }
 
   /** The reduction of every member's `data` at the root; null elsewhere. */
-  reduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, root: number): Promise<T | null> {
-    return collectives.reduce(this.#core, group, data, op, root);
+  reduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions): Promise<T | null> {
+    return collectives.reduce(this.#core, group, data, op, root, options);
   }
 
   /** The reduction of every member's `data`, at every member. */
-  allReduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>): Promise<T> {
-    return collectives.allReduce(this.#core, group, data, op);
+  allReduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
+    return collectives.allReduce(this.#core, group, data, op, options);
   }
 
   /** Member r gets `rootObject.elementAt(r, size)` of the root's object (ignored elsewhere). */
-  scatter<E>(group: ColGroup, rootObject: DividableData<E> | null, root: number): Promise<E> {
-    return collectives.scatter(this.#core, group, rootObject, root);
+  scatter<E>(group: ColGroup, rootObject: DividableData<E> | null, root: number, options?: CollectiveOptions): Promise<E> {
+    return collectives.scatter(this.#core, group, rootObject, root, options);
   }
 
   /** The root's `rootObject` gets `setElementAt(r, size, data of r)` for every rank; null elsewhere. */
-  gather<D extends DividableData>(group: ColGroup, rootObject: D | null, data: unknown, root: number): Promise<D | null> {
-    return collectives.gather(this.#core, group, rootObject, data, root);
+  gather<D extends DividableData>(group: ColGroup, rootObject: D | null, data: unknown, root: number, options?: CollectiveOptions): Promise<D | null> {
+    return collectives.gather(this.#core, group, rootObject, data, root, options);
   }
 
   /** Like gather, into every member's own `resultObject`. */
-  allGather<D extends DividableData>(group: ColGroup, resultObject: D, data: unknown): Promise<D> {
-    return collectives.allGather(this.#core, group, resultObject, data);
+  allGather<D extends DividableData>(group: ColGroup, resultObject: D, data: unknown, options?: CollectiveOptions): Promise<D> {
+    return collectives.allGather(this.#core, group, resultObject, data, options);
   }
 
   /** Element j of member r's result is member j's `sendObject.elementAt(r, size)`. */
-  allToAll<D extends DividableData>(group: ColGroup, sendObject: DividableData, resultObject: D): Promise<D> {
-    return collectives.allToAll(this.#core, group, sendObject, resultObject);
+  allToAll<D extends DividableData>(group: ColGroup, sendObject: DividableData, resultObject: D, options?: CollectiveOptions): Promise<D> {
+    return collectives.allToAll(this.#core, group, sendObject, resultObject, options);
   }
 
   /** Member r gets the reduction over all members of `data.elementAt(r, size)`. */
-  reduceScatter<E>(group: ColGroup, data: DividableData<E>, op: ReductionLike<NoInfer<E>>): Promise<E> {
-    return collectives.reduceScatter(this.#core, group, data, op);
+  reduceScatter<E>(group: ColGroup, data: DividableData<E>, op: ReductionLike<NoInfer<E>>, options?: CollectiveOptions): Promise<E> {
+    return collectives.reduceScatter(this.#core, group, data, op, options);
   }
 
   /** Inclusive prefix reduction in rank order: member r gets data0 ⊕ ... ⊕ data_r. */
-  scan<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>): Promise<T> {
-    return collectives.scan(this.#core, group, data, op);
+  scan<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
+    return collectives.scan(this.#core, group, data, op, options);
   }
 }

@@ -1,31 +1,39 @@
 /**
- * Every collective algorithm, by collective and name: the one place where algorithm bodies are
- * listed, apart from the rules that choose between them (selection.ts), as in Open MPI's
- * coll/tuned. Each algorithm lives in its own file.
+ * Every collective algorithm, by collective and name: the one place that lists the algorithm
+ * bodies, apart from the rules that choose between them (selection.ts), as in Open MPI's
+ * coll/tuned. Each collective has a folder with one file per algorithm and an index.ts table.
  */
 import type { CollectiveContext } from './context.js';
 import type { ReductionObject } from '../../reduction/reduction-object.js';
-import { barrierHypercube } from './barrier-hypercube.js';
-import { broadcastBinomial } from './broadcast-binomial.js';
-import { reduceBinomial } from './reduce-binomial.js';
-import { allReduceReduceBroadcast } from './allreduce-reduce-broadcast.js';
-import { scatterBinomial } from './scatter-binomial.js';
-import { gatherBinomial } from './gather-binomial.js';
-import { allGatherGatherBroadcast } from './allgather-gather-broadcast.js';
-import { allToAllFlat } from './alltoall-flat.js';
-import { reduceScatterReduceScatter } from './reducescatter-reduce-scatter.js';
-import { scanLinear } from './scan-linear.js';
+import { barrierAlgorithms } from './barrier/index.js';
+import { broadcastAlgorithms } from './broadcast/index.js';
+import { reduceAlgorithms } from './reduce/index.js';
+import { allReduceAlgorithms } from './allreduce/index.js';
+import { scatterAlgorithms } from './scatter/index.js';
+import { gatherAlgorithms } from './gather/index.js';
+import { allGatherAlgorithms } from './allgather/index.js';
+import { allToAllAlgorithms } from './alltoall/index.js';
+import { reduceScatterAlgorithms } from './reducescatter/index.js';
+import { scanAlgorithms } from './scan/index.js';
 
 export interface AlgorithmSignatures {
   barrier: (context: CollectiveContext) => Promise<void>;
+  /** Returns the value at the root, the received copy elsewhere. */
   broadcast: <T>(context: CollectiveContext, value: T, root: number) => Promise<T>;
+  /** Returns the reduction at the root, null elsewhere. */
   reduce: <T>(context: CollectiveContext, value: T, op: ReductionObject<T>, root: number) => Promise<T | null>;
   allReduce: <T>(context: CollectiveContext, value: T, op: ReductionObject<T>) => Promise<T>;
+  /** `elements` (by rank) at the root, null elsewhere; returns this rank's element. */
   scatter: <E>(context: CollectiveContext, elements: readonly E[] | null, root: number) => Promise<E>;
+  /** Returns every rank's element, by rank, at the root; null elsewhere. */
   gather: <E>(context: CollectiveContext, element: E, root: number) => Promise<E[] | null>;
+  /** Returns every rank's element, by rank. */
   allGather: <E>(context: CollectiveContext, element: E) => Promise<E[]>;
+  /** `outgoing[j]` goes to rank j; returns what each rank sent here, by rank. */
   allToAll: <E>(context: CollectiveContext, outgoing: readonly E[]) => Promise<E[]>;
+  /** `elements[j]` is this member's contribution to rank j's result; returns this rank's reduction. */
   reduceScatter: <E>(context: CollectiveContext, elements: readonly E[], op: ReductionObject<E>) => Promise<E>;
+  /** Inclusive prefix in rank order. */
   scan: <T>(context: CollectiveContext, value: T, op: ReductionObject<T>) => Promise<T>;
 }
 
@@ -37,19 +45,19 @@ export interface Algorithm<C extends CollectiveName> {
   readonly keepsRankOrder: boolean;
 }
 
-type AlgorithmTable = { readonly [C in CollectiveName]: Readonly<Record<string, Algorithm<C>>> };
+export type AlgorithmsOf<C extends CollectiveName> = Readonly<Record<string, Algorithm<C>>>;
 
-export const ALGORITHMS: AlgorithmTable = {
-  barrier: { hypercube: { run: barrierHypercube, keepsRankOrder: true } },
-  broadcast: { binomial: { run: broadcastBinomial, keepsRankOrder: true } },
-  reduce: { binomial: { run: reduceBinomial, keepsRankOrder: true } },
-  allReduce: { 'reduce-broadcast': { run: allReduceReduceBroadcast, keepsRankOrder: true } },
-  scatter: { binomial: { run: scatterBinomial, keepsRankOrder: true } },
-  gather: { binomial: { run: gatherBinomial, keepsRankOrder: true } },
-  allGather: { 'gather-broadcast': { run: allGatherGatherBroadcast, keepsRankOrder: true } },
-  allToAll: { flat: { run: allToAllFlat, keepsRankOrder: true } },
-  reduceScatter: { 'reduce-scatter': { run: reduceScatterReduceScatter, keepsRankOrder: true } },
-  scan: { linear: { run: scanLinear, keepsRankOrder: true } },
+export const ALGORITHMS: { readonly [C in CollectiveName]: AlgorithmsOf<C> } = {
+  barrier: barrierAlgorithms,
+  broadcast: broadcastAlgorithms,
+  reduce: reduceAlgorithms,
+  allReduce: allReduceAlgorithms,
+  scatter: scatterAlgorithms,
+  gather: gatherAlgorithms,
+  allGather: allGatherAlgorithms,
+  allToAll: allToAllAlgorithms,
+  reduceScatter: reduceScatterAlgorithms,
+  scan: scanAlgorithms,
 };
 
 export const COLLECTIVES = Object.keys(ALGORITHMS) as CollectiveName[];

@@ -8,12 +8,17 @@ import type { MemberCore } from '../member.js';
 import { signatureBytes } from '../messaging.js';
 import { reductionName, toReductionObject } from '../../reduction/reduction-object.js';
 import type { ReductionLike, ReductionObject } from '../../reduction/reduction-object.js';
-import { checkDividable } from '../../dividable/dividable-data.js';
+import { checkDividable, isDividable } from '../../dividable/dividable-data.js';
 import type { DividableData } from '../../dividable/dividable-data.js';
 import { CollectiveContext } from './context.js';
-import { selectAlgorithm } from './selection.js';
 import type { Selection } from './selection.js';
 import type { CollectiveName } from './algorithms.js';
+import { messageBytes } from './message-size.js';
+
+/** Per-call choices: `{ algorithm: 'mst' }` runs that algorithm whatever the tables say. */
+export interface CollectiveOptions {
+  readonly algorithm?: string;
+}
 
 interface Call<C extends CollectiveName> {
   readonly context: CollectiveContext;
@@ -21,15 +26,26 @@ interface Call<C extends CollectiveName> {
 }
 
 /**
- * Opens one collective call: the signature names the operation, root, reduction and algorithm,
- * so a member that called something else is caught at the first message it exchanges.
+ * Opens one collective call: chooses the algorithm from the call's shape (bytes per member,
+ * member count, commutativity, overrides), and makes the signature that names the operation,
+ * root, reduction and algorithm, so a member that called something else is caught at the first
+ * message it exchanges.
  */
-function open<C extends CollectiveName, T>(core: MemberCore, group: ColGroup, collective: C, details: string, op?: ReductionObject<T>): Call<C> {
+function open<C extends CollectiveName, T>(
+  core: MemberCore,
+  group: ColGroup,
+  collective: C,
+  details: string,
+  shape: { readonly bytes: number; readonly op?: ReductionObject<T>; readonly options?: CollectiveOptions },
+): Call<C> {
   const rank = core.rankIn(group, collective);
-  const selection = selectAlgorithm(collective, op?.commutative !== false);
-  const reduction = op ? `, ${reductionName(op)}` : '';
-  const signature = signatureBytes(`${collective}(${details}${reduction}) ${selection.name}`);
-  return { context: new CollectiveContext(core, group, rank, collective, core.nextCollectiveTag(group), signature), selection };
+  const selector = core.master(collective).selector;
+  const requested = shape.options?.algorithm ?? group.algorithmFor(collective);
+  const selection = selector.select(collective, { bytes: shape.bytes, members: group.size(), commutative: shape.op?.commutative !== false, requested });
+  const reduction = shape.op ? `, ${reductionName(shape.op)}` : '';
+  const operation = `${collective}(${details}${reduction}) ${selection.name}`;
+  selector.trace?.(`ccjs trace: group '${group.name}' rank ${rank}: ${operation}, ${shape.bytes} bytes, ${group.size()} members`);
+  return { context: new CollectiveContext(core, group, rank, collective, core.nextCollectiveTag(group), signatureBytes(operation)), selection };
 }
 
 function elementsOf<E>(data: DividableData<E>, size: number): E[] {
@@ -40,76 +56,81 @@ function storeElements<E>(target: DividableData<E>, elements: readonly E[]): voi
   elements.forEach((element, index) => target.setElementAt(index, elements.length, element));
 }
 
-export async function barrier(core: MemberCore, group: ColGroup): Promise<void> {
-  const { context, selection } = open(core, group, 'barrier', '');
+export async function barrier(core: MemberCore, group: ColGroup, options?: CollectiveOptions): Promise<void> {
+  const { context, selection } = open(core, group, 'barrier', '', { bytes: 0, options });
   await selection.algorithm.run(context);
 }
 
-export async function broadcast<T>(core: MemberCore, group: ColGroup, value: T, root: number): Promise<T> {
+/** Non-roots key the selection on what they pass (MPI's convention: a same-sized placeholder, or null for small). */
+export async function broadcast<T>(core: MemberCore, group: ColGroup, value: T, root: number, options?: CollectiveOptions): Promise<T> {
   group.checkRank(root, 'broadcast root');
-  const { context, selection } = open(core, group, 'broadcast', `root ${root}`);
+  const { context, selection } = open(core, group, 'broadcast', `root ${root}`, { bytes: messageBytes(value), options });
   const result = await selection.algorithm.run(context, value, root);
   return context.rank === root ? value : result;
 }
 
-export async function reduce<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, root: number): Promise<T | null> {
+export async function reduce<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions): Promise<T | null> {
   const op = toReductionObject(opLike, 'reduce');
   group.checkRank(root, 'reduce root');
-  const { context, selection } = open(core, group, 'reduce', `root ${root}`, op);
+  const { context, selection } = open(core, group, 'reduce', `root ${root}`, { bytes: messageBytes(value), op, options });
   const result = await selection.algorithm.run(context, value, op, root);
   return context.rank === root ? result : null;
 }
 
-export async function allReduce<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>): Promise<T> {
+export async function allReduce<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
   const op = toReductionObject(opLike, 'allReduce');
-  const { context, selection } = open(core, group, 'allReduce', '', op);
+  const { context, selection } = open(core, group, 'allReduce', '', { bytes: messageBytes(value), op, options });
   return selection.algorithm.run(context, value, op);
 }
 
-export async function scatter<E>(core: MemberCore, group: ColGroup, rootObject: DividableData<E> | null, root: number): Promise<E> {
+export async function scatter<E>(core: MemberCore, group: ColGroup, rootObject: DividableData<E> | null, root: number, options?: CollectiveOptions): Promise<E> {
   group.checkRank(root, 'scatter root');
   const isRoot = core.rankIn(group, 'scatter') === root;
   if (isRoot) checkDividable(rootObject, 'scatter: the root object');
-  const { context, selection } = open(core, group, 'scatter', `root ${root}`);
-  const elements = isRoot ? elementsOf(rootObject as DividableData<E>, context.size) : null;
+  // Every member keys on its own block of the object it passes (the root's, or a placeholder).
+  const elements = isRoot ? elementsOf(rootObject as DividableData<E>, group.size()) : null;
+  const bytes = isDividable(rootObject) ? messageBytes(rootObject.elementAt(core.rankIn(group, 'scatter'), group.size())) : 0;
+  const { context, selection } = open(core, group, 'scatter', `root ${root}`, { bytes, options });
   return selection.algorithm.run(context, elements, root);
 }
 
-export async function gather<D extends DividableData>(core: MemberCore, group: ColGroup, rootObject: D | null, data: unknown, root: number): Promise<D | null> {
+export async function gather<D extends DividableData>(core: MemberCore, group: ColGroup, rootObject: D | null, data: unknown, root: number, options?: CollectiveOptions): Promise<D | null> {
   group.checkRank(root, 'gather root');
   const isRoot = core.rankIn(group, 'gather') === root;
   if (isRoot) checkDividable(rootObject, 'gather: the root object');
-  const { context, selection } = open(core, group, 'gather', `root ${root}`);
+  const { context, selection } = open(core, group, 'gather', `root ${root}`, { bytes: messageBytes(data), options });
   const elements = await selection.algorithm.run(context, data, root);
   if (!isRoot) return null;
   storeElements(rootObject as D, elements as unknown[]);
   return rootObject;
 }
 
-export async function allGather<D extends DividableData>(core: MemberCore, group: ColGroup, resultObject: D, data: unknown): Promise<D> {
+export async function allGather<D extends DividableData>(core: MemberCore, group: ColGroup, resultObject: D, data: unknown, options?: CollectiveOptions): Promise<D> {
   checkDividable(resultObject, 'allGather: the result object');
-  const { context, selection } = open(core, group, 'allGather', '');
+  const { context, selection } = open(core, group, 'allGather', '', { bytes: messageBytes(data), options });
   storeElements(resultObject, await selection.algorithm.run(context, data));
   return resultObject;
 }
 
-export async function allToAll<D extends DividableData>(core: MemberCore, group: ColGroup, sendObject: DividableData, resultObject: D): Promise<D> {
+export async function allToAll<D extends DividableData>(core: MemberCore, group: ColGroup, sendObject: DividableData, resultObject: D, options?: CollectiveOptions): Promise<D> {
   checkDividable(sendObject, 'allToAll: the send object');
   checkDividable(resultObject, 'allToAll: the result object');
-  const { context, selection } = open(core, group, 'allToAll', '');
-  storeElements(resultObject, await selection.algorithm.run(context, elementsOf(sendObject, context.size)));
+  const outgoing = elementsOf(sendObject, group.size());
+  const { context, selection } = open(core, group, 'allToAll', '', { bytes: messageBytes(outgoing[0]), options });
+  storeElements(resultObject, await selection.algorithm.run(context, outgoing));
   return resultObject;
 }
 
-export async function reduceScatter<E>(core: MemberCore, group: ColGroup, data: DividableData<E>, opLike: ReductionLike<NoInfer<E>>): Promise<E> {
+export async function reduceScatter<E>(core: MemberCore, group: ColGroup, data: DividableData<E>, opLike: ReductionLike<NoInfer<E>>, options?: CollectiveOptions): Promise<E> {
   const op = toReductionObject(opLike, 'reduceScatter');
   checkDividable(data, 'reduceScatter: the data');
-  const { context, selection } = open(core, group, 'reduceScatter', '', op);
-  return selection.algorithm.run(context, elementsOf(data, context.size), op);
+  const elements = elementsOf(data, group.size());
+  const { context, selection } = open(core, group, 'reduceScatter', '', { bytes: messageBytes(elements), op, options });
+  return selection.algorithm.run(context, elements, op);
 }
 
-export async function scan<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>): Promise<T> {
+export async function scan<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
   const op = toReductionObject(opLike, 'scan');
-  const { context, selection } = open(core, group, 'scan', '', op);
+  const { context, selection } = open(core, group, 'scan', '', { bytes: messageBytes(value), op, options });
   return selection.algorithm.run(context, value, op);
 }

@@ -1,36 +1,126 @@
 /**
- * Which algorithm a collective call runs. The rules live here, apart from the algorithm bodies
- * (algorithms.ts): today the default per collective; an operation that is not commutative only
- * runs algorithms that keep rank order.
+ * Which algorithm a collective call runs: the decision rules, kept apart from the algorithm
+ * bodies as in Open MPI's coll/tuned (seed 000, 4.3). Precedence: a per-call `{ algorithm }`,
+ * then the group's override, then CCJS_ALGORITHMS, then the config file's `collectives` table,
+ * then the built-in table. A table lists rules per collective, the first that fits the call's
+ * message size and member count wins; a non-commutative reduction only runs algorithms that
+ * combine in rank order. Choosing costs a few comparisons per call.
  */
-import { ALGORITHMS } from './algorithms.js';
+import { ALGORITHMS, COLLECTIVES } from './algorithms.js';
 import type { Algorithm, CollectiveName } from './algorithms.js';
+import { DEFAULT_TABLE } from './default-table.js';
+import { ConfigError } from '../errors.js';
 
-const DEFAULTS: { readonly [C in CollectiveName]: keyof (typeof ALGORITHMS)[C] & string } = {
-  barrier: 'hypercube',
-  broadcast: 'binomial',
-  reduce: 'binomial',
-  allReduce: 'reduce-broadcast',
-  scatter: 'binomial',
-  gather: 'binomial',
-  allGather: 'gather-broadcast',
-  allToAll: 'flat',
-  reduceScatter: 'reduce-scatter',
-  scan: 'linear',
-};
+/** A rule fits calls with at most `maxBytes` per member and at most `maxMembers` members. */
+export interface SelectionRule {
+  readonly maxBytes?: number;
+  readonly maxMembers?: number;
+  readonly algorithm: string;
+}
+
+export type SelectionTable = { readonly [C in CollectiveName]?: readonly SelectionRule[] };
 
 export interface Selection<C extends CollectiveName> {
   readonly name: string;
   readonly algorithm: Algorithm<C>;
 }
 
-export function selectAlgorithm<C extends CollectiveName>(collective: C, commutative = true): Selection<C> {
-  const table = ALGORITHMS[collective] as Readonly<Record<string, Algorithm<C>>>;
-  const name = DEFAULTS[collective];
-  const algorithm = table[name];
-  if (!commutative && !algorithm.keepsRankOrder) {
-    const ordered = Object.entries(table).find(([, candidate]) => candidate.keepsRankOrder);
-    if (ordered) return { name: ordered[0], algorithm: ordered[1] };
+/** What a call says about itself when it asks for an algorithm. */
+export interface CallShape {
+  readonly bytes: number;
+  readonly members: number;
+  readonly commutative: boolean;
+  /** Per-call or per-group choice, already merged (per-call wins). */
+  readonly requested: string | undefined;
+}
+
+export function algorithmNames(collective: CollectiveName): string[] {
+  return Object.keys(ALGORITHMS[collective]);
+}
+
+function algorithmOf<C extends CollectiveName>(collective: C, name: string, source: string): Algorithm<C> {
+  const algorithm = (ALGORITHMS[collective] as Readonly<Record<string, Algorithm<C>>>)[name];
+  if (algorithm === undefined) {
+    throw new ConfigError(`${source}: '${name}' is not an algorithm of ${collective}; valid: ${algorithmNames(collective).join(', ')}`);
   }
-  return { name, algorithm };
+  return algorithm;
+}
+
+/** ConfigError naming the valid algorithms unless `name` is one of `collective`'s. */
+export function checkAlgorithmName(collective: CollectiveName, name: string, source: string): void {
+  if (!(COLLECTIVES as string[]).includes(collective)) throw new ConfigError(`${source}: unknown collective '${collective}'; valid: ${COLLECTIVES.join(', ')}`);
+  algorithmOf(collective, name, source);
+}
+
+/** Checks a selection table (from a config file or the tuner), naming what is wrong. */
+export function checkTable(table: unknown, source: string): SelectionTable {
+  if (typeof table !== 'object' || table === null || Array.isArray(table)) throw new ConfigError(`${source} must be an object of collective → rules`);
+  for (const [collective, rules] of Object.entries(table)) {
+    if (!(COLLECTIVES as string[]).includes(collective)) throw new ConfigError(`${source}: unknown collective '${collective}'; valid: ${COLLECTIVES.join(', ')}`);
+    if (!Array.isArray(rules) || rules.length === 0) throw new ConfigError(`${source}.${collective} must be a non-empty array of rules`);
+    rules.forEach((rule: unknown, index) => {
+      const where = `${source}.${collective}[${index}]`;
+      if (typeof rule !== 'object' || rule === null) throw new ConfigError(`${where} must be an object like { "maxBytes": 32768, "algorithm": "binomial" }`);
+      const { algorithm, maxBytes, maxMembers, ...rest } = rule as Record<string, unknown>;
+      if (Object.keys(rest).length > 0) throw new ConfigError(`${where}: unknown key '${Object.keys(rest)[0]}'; valid keys: maxBytes, maxMembers, algorithm`);
+      if (typeof algorithm !== 'string') throw new ConfigError(`${where}.algorithm must be a string`);
+      algorithmOf(collective as CollectiveName, algorithm, where);
+      for (const [key, value] of [['maxBytes', maxBytes], ['maxMembers', maxMembers]] as const) {
+        if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < 0)) throw new ConfigError(`${where}.${key} must be a non-negative integer, got ${JSON.stringify(value)}`);
+      }
+    });
+  }
+  return table as SelectionTable;
+}
+
+/** CCJS_ALGORITHMS='allReduce=ring,broadcast=mst': one algorithm per collective, for experiments. */
+export function parseForcedAlgorithms(text: string | undefined): Partial<Record<CollectiveName, string>> {
+  const forced: Partial<Record<CollectiveName, string>> = {};
+  if (text === undefined || text.trim() === '') return forced;
+  for (const entry of text.split(',')) {
+    const [collective, name] = entry.split('=').map((part) => part.trim());
+    if (!(COLLECTIVES as string[]).includes(collective) || name === undefined) {
+      throw new ConfigError(`CCJS_ALGORITHMS entry '${entry}' is not <collective>=<algorithm> with a collective among ${COLLECTIVES.join(', ')}`);
+    }
+    algorithmOf(collective as CollectiveName, name, 'CCJS_ALGORITHMS');
+    forced[collective as CollectiveName] = name;
+  }
+  return forced;
+}
+
+export class Selector {
+  private readonly table: SelectionTable;
+
+  constructor(
+    configTable: SelectionTable | undefined,
+    private readonly forced: Partial<Record<CollectiveName, string>>,
+    /** CCJS_TRACE: print each call's choice, like Open MPI's coll_base_verbose. */
+    readonly trace: ((line: string) => void) | undefined,
+  ) {
+    this.table = { ...DEFAULT_TABLE, ...configTable };
+  }
+
+  select<C extends CollectiveName>(collective: C, call: CallShape): Selection<C> {
+    const explicit = call.requested ?? this.forced[collective];
+    let name = explicit ?? this.fromTable(collective, call);
+    let algorithm = algorithmOf(collective, name, explicit === call.requested ? `${collective} option 'algorithm'` : 'CCJS_ALGORITHMS');
+    if (!call.commutative && !algorithm.keepsRankOrder) {
+      // Operands must combine in rank order: fall back to the table's first algorithm that does.
+      const ordered = this.rules(collective).map((rule) => rule.algorithm).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder);
+      name = ordered ?? Object.keys(ALGORITHMS[collective]).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder) ?? name;
+      algorithm = algorithmOf(collective, name, 'table');
+    }
+    return { name, algorithm };
+  }
+
+  private rules(collective: CollectiveName): readonly SelectionRule[] {
+    return this.table[collective] ?? [];
+  }
+
+  private fromTable(collective: CollectiveName, call: CallShape): string {
+    for (const rule of this.rules(collective)) {
+      if ((rule.maxBytes === undefined || call.bytes <= rule.maxBytes) && (rule.maxMembers === undefined || call.members <= rule.maxMembers)) return rule.algorithm;
+    }
+    return Object.keys(ALGORITHMS[collective])[0];
+  }
 }

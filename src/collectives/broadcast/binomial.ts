@@ -1,6 +1,6 @@
 /** CCJ's broadcast (3.2.2): a binomial tree; each node forwards to all its children at once. */
-import type { CollectiveContext } from './context.js';
-import { binomialNode } from './binomial-tree.js';
+import type { CollectiveContext } from '../context.js';
+import { binomialNode } from '../binomial-tree.js';
 
 /** Returns `value` at the root and the received copy elsewhere. */
 export async function broadcastBinomial<T>(context: CollectiveContext, value: T, root: number): Promise<T> {

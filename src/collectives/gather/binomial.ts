@@ -2,8 +2,8 @@
  * CCJ's gather (3.2.5): the mirror of the binomial scatter; each node sends its parent the
  * elements of its whole subtree, so the root receives log2(size) messages.
  */
-import type { CollectiveContext } from './context.js';
-import { binomialNode } from './binomial-tree.js';
+import type { CollectiveContext } from '../context.js';
+import { binomialNode } from '../binomial-tree.js';
 
 /** Returns every rank's element, by rank, at the root; null elsewhere. */
 export async function gatherBinomial<E>(context: CollectiveContext, element: E, root: number): Promise<E[] | null> {

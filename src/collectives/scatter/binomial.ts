@@ -2,8 +2,8 @@
  * CCJ's scatter (3.2.4): the root sends each child the elements of that child's whole subtree;
  * every node keeps its own element and forwards the sub-ranges to its children.
  */
-import type { CollectiveContext } from './context.js';
-import { binomialNode } from './binomial-tree.js';
+import type { CollectiveContext } from '../context.js';
+import { binomialNode } from '../binomial-tree.js';
 
 /** `elements` (the root's, by rank) is ignored elsewhere; returns this rank's element. */
 export async function scatterBinomial<E>(context: CollectiveContext, elements: readonly E[] | null, root: number): Promise<E> {

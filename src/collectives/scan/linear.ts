@@ -1,6 +1,6 @@
 /** Inclusive scan along a chain: rank r combines rank r-1's prefix with its own value, in rank order. */
-import type { CollectiveContext } from './context.js';
-import type { ReductionObject } from '../../reduction/reduction-object.js';
+import type { CollectiveContext } from '../context.js';
+import type { ReductionObject } from '../../../reduction/reduction-object.js';
 
 export async function scanLinear<T>(context: CollectiveContext, value: T, op: ReductionObject<T>): Promise<T> {
   const { rank, size } = context;

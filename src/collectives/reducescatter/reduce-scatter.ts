@@ -2,10 +2,10 @@
  * reduceScatter composed as the seeds do (Reduce+Scatter): every member's elements are reduced
  * element by element to rank 0 (in rank order), which scatters element r to rank r.
  */
-import type { CollectiveContext } from './context.js';
-import type { ReductionObject } from '../../reduction/reduction-object.js';
-import { reduceBinomial } from './reduce-binomial.js';
-import { scatterBinomial } from './scatter-binomial.js';
+import type { CollectiveContext } from '../context.js';
+import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { reduceBinomial } from '../reduce/binomial.js';
+import { scatterBinomial } from '../scatter/binomial.js';
 
 export async function reduceScatterReduceScatter<E>(context: CollectiveContext, elements: readonly E[], op: ReductionObject<E>): Promise<E> {
   const elementwise: ReductionObject<readonly E[]> = {

@@ -1,5 +1,5 @@
 /** allToAll as a flat exchange: every member posts all its sends and receives at once. */
-import type { CollectiveContext } from './context.js';
+import type { CollectiveContext } from '../context.js';
 
 /** `outgoing[j]` goes to rank j; returns what each rank sent here, by rank. */
 export async function allToAllFlat<E>(context: CollectiveContext, outgoing: readonly E[]): Promise<E[]> {

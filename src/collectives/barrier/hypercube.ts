@@ -3,7 +3,7 @@
  * is not a power of two, the ranks beyond the largest power of two first report to a partner
  * inside it, and are released by that partner at the end.
  */
-import type { CollectiveContext } from './context.js';
+import type { CollectiveContext } from '../context.js';
 
 export async function barrierHypercube(context: CollectiveContext): Promise<void> {
   const { rank, size } = context;

@@ -4,9 +4,9 @@
  * covers ranks [v, v + 2^k), the child's the next 2^k), so a non-commutative operation reduces
  * towards rank 0 and the result then moves to the root.
  */
-import type { CollectiveContext } from './context.js';
-import type { ReductionObject } from '../../reduction/reduction-object.js';
-import { binomialNode } from './binomial-tree.js';
+import type { CollectiveContext } from '../context.js';
+import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { binomialNode } from '../binomial-tree.js';
 
 export async function reduceBinomial<T>(context: CollectiveContext, value: T, op: ReductionObject<T>, root: number): Promise<T | null> {
   const inOrder = op.commutative === false;
