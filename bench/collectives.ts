@@ -1,8 +1,8 @@
 /**
  * Collectives against point-to-point, measured in one run: broadcast and allReduce (SUM) of a
- * 1 MiB Float64Array on 4 processes beside a sendSync/receive of the same array between 2 of
- * them. Each repetition starts after a barrier; a repetition's time is the slowest member's, and
- * the result is the best repetition (seed 004, section 3).
+ * 1 MiB Float64Array on 4 processes with every registered algorithm, beside a sendSync/receive
+ * of the same array between 2 of them. Each repetition starts after a barrier; a repetition's
+ * time is the slowest member's, and the result is the best repetition (seed 004, section 3).
  *
  *   node dist/bench/collectives.js [--processes 4] [--repetitions 20] [--bytes 1048576]
  */
@@ -13,6 +13,7 @@ import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup } from '../src/index.js';
 import { Reductions } from '../reduction/index.js';
 import { runJob } from './job.js';
+import { ALGORITHMS } from '../src/collectives/algorithms.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const RESULTS = path.resolve(path.dirname(SCRIPT), '..', '..', 'bench', 'results');
@@ -54,8 +55,12 @@ class CollectiveBench extends ColMember {
         }
       }, 2);
     }
-    await this.time(all, `broadcast (${processes} processes)`, () => this.broadcast(all, data, 0));
-    await this.time(all, `allReduce SUM (${processes} processes)`, () => this.allReduce(all, data, Reductions.SUM));
+    for (const algorithm of Object.keys(ALGORITHMS.broadcast)) {
+      await this.time(all, `broadcast ${algorithm} (${processes} processes)`, () => this.broadcast(all, data, 0, { algorithm }));
+    }
+    for (const algorithm of Object.keys(ALGORITHMS.allReduce)) {
+      await this.time(all, `allReduce SUM ${algorithm} (${processes} processes)`, () => this.allReduce(all, data, Reductions.SUM, { algorithm }));
+    }
     if (rank === 0) process.stdout.write(`${JSON.stringify(this.timings)}\n`);
   }
 

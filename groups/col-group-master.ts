@@ -102,8 +102,7 @@ export class ColGroupMaster {
     }
     const serializer = createSerializer(config.serializer, { outOfBandThreshold: config.outOfBandThreshold, strict: config.strictSerialization });
     const transport = new Transport(processRank, new LocalDevice(), tcp);
-    const trace = config.trace ? (line: string) => void process.stderr.write(`${line}\n`) : undefined;
-    const selector = new Selector(config.collectives, config.algorithms, trace);
+    const selector = new Selector(config.collectives, config.algorithms, config.trace);
     master = new ColGroupMaster(config, processRank, processCount, new Messenger(transport, serializer), selector, client, coordinator);
     tcp?.onPeerLost((lostRank, error) => master?.peerLost(lostRank, error));
     return master;

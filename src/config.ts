@@ -40,8 +40,8 @@ export interface MasterOptions {
   collectives?: SelectionTable;
   /** One algorithm per collective, e.g. 'allReduce=ring,broadcast=mst' (CCJS_ALGORITHMS). */
   algorithms?: string;
-  /** Print the algorithm each collective call runs (CCJS_TRACE=1). */
-  trace?: boolean;
+  /** Report the algorithm each collective call runs: true prints to stderr (CCJS_TRACE=1), a function receives the lines. */
+  trace?: boolean | TraceListener;
   /** Override what the launcher says (for embedding several processes' masters in one). */
   processRank?: number;
   processCount?: number;
@@ -60,8 +60,12 @@ export interface Config {
   readonly autoClose: boolean;
   readonly collectives: SelectionTable | undefined;
   readonly algorithms: Partial<Record<CollectiveName, string>>;
-  readonly trace: boolean;
+  readonly trace: TraceListener | undefined;
 }
+
+export type TraceListener = (line: string) => void;
+
+const traceToStderr: TraceListener = (line) => void process.stderr.write(`${line}\n`);
 
 const DEFAULTS: Config = {
   transport: 'auto',
@@ -75,7 +79,7 @@ const DEFAULTS: Config = {
   autoClose: true,
   collectives: undefined,
   algorithms: {},
-  trace: false,
+  trace: undefined,
 };
 
 /** Keys a config file may hold; `collectives` is the algorithm selection table (see ccjtune). */
@@ -130,7 +134,7 @@ export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEn
       if (typeof value !== 'string') throw new ConfigError(`${source} must be a string like 'allReduce=ring,broadcast=mst'`);
       return parseForcedAlgorithms(value);
     }),
-    trace: pick('trace', boolean),
+    trace: pick('trace', (value, source) => (typeof value === 'function' ? (value as TraceListener) : boolean(value, source) ? traceToStderr : undefined)),
   };
 }
 

@@ -1,7 +1,7 @@
 /**
- * CCJ's barrier (3.2.1): pairwise exchanges along the dimensions of a hypercube. With a size that
- * is not a power of two, the ranks beyond the largest power of two first report to a partner
- * inside it, and are released by that partner at the end.
+ * BT barrier, CCJ's barrier (3.2.1): pairwise exchanges along the dimensions of a hypercube.
+ * With a size that is not a power of two, the ranks beyond the largest power of two first report
+ * to a partner inside it, and are released by that partner at the end.
  */
 import type { CollectiveContext } from '../context.js';
 

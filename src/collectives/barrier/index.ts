@@ -1,7 +1,13 @@
 /** The barrier algorithms by name (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
+import { barrierDissemination } from './dissemination.js';
+import { barrierGatherBroadcast } from './gather-broadcast.js';
+import { barrierGatherBroadcastFlatFourAry } from './gather-broadcast-flat-fourary.js';
 import { barrierHypercube } from './hypercube.js';
 
 export const barrierAlgorithms: AlgorithmsOf<'barrier'> = {
   'hypercube': { run: barrierHypercube, keepsRankOrder: true },
+  'gather-broadcast': { run: barrierGatherBroadcast, keepsRankOrder: true },
+  'gather-broadcast-flat-fourary': { run: barrierGatherBroadcastFlatFourAry, keepsRankOrder: true },
+  'dissemination': { run: barrierDissemination, keepsRankOrder: true },
 };

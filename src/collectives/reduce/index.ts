@@ -1,7 +1,13 @@
 /** The reduce algorithms by name (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { reduceBinomial } from './binomial.js';
+import { reduceFlatBlocking } from './flat-blocking.js';
+import { reduceFlatNonBlocking } from './flat-nonblocking.js';
+import { reduceMst } from './mst.js';
 
 export const reduceAlgorithms: AlgorithmsOf<'reduce'> = {
   'binomial': { run: reduceBinomial, keepsRankOrder: true },
+  'flat-blocking': { run: reduceFlatBlocking, keepsRankOrder: true },
+  'flat-nonblocking': { run: reduceFlatNonBlocking, keepsRankOrder: true },
+  'mst': { run: reduceMst, keepsRankOrder: true },
 };

@@ -1,7 +1,13 @@
 /** The scatter algorithms by name (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { scatterBinomial } from './binomial.js';
+import { scatterFlatBlocking } from './flat-blocking.js';
+import { scatterFlatNonblocking } from './flat-nonblocking.js';
+import { scatterMst } from './mst.js';
 
 export const scatterAlgorithms: AlgorithmsOf<'scatter'> = {
   'binomial': { run: scatterBinomial, keepsRankOrder: true },
+  'flat-blocking': { run: scatterFlatBlocking, keepsRankOrder: true },
+  'flat-nonblocking': { run: scatterFlatNonblocking, keepsRankOrder: true },
+  'mst': { run: scatterMst, keepsRankOrder: true },
 };

@@ -1,0 +1,2 @@
+#!/usr/bin/env node
+import { main } from "../dist/bench/ccjbench.js"; await main(process.argv.slice(2));

@@ -1,0 +1,98 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError } from '../src/index.js';
+import type { ColGroup, ColMember } from '../src/index.js';
+import { resolveConfig } from '../src/config.js';
+import { Reductions } from '../reduction/index.js';
+import type { ReductionObject } from '../reduction/index.js';
+import { closeAll, createMasters, runGroup } from './harness.js';
+
+/** Runs `body` in a group of `size` members in one process whose master uses `options`, collecting trace lines. */
+async function traced(size: number, options: Parameters<typeof createMasters>[1], body: (member: ColMember, group: ColGroup, rank: number) => Promise<void>): Promise<string[]> {
+  const lines: string[] = [];
+  const masters = await createMasters(1, { ...options, trace: (line: string) => lines.push(line) });
+  try {
+    await runGroup(masters, [size], 'traced', body);
+  } finally {
+    await closeAll(masters);
+  }
+  return lines;
+}
+
+const chosen = (lines: string[], collective: string) => lines.filter((line) => line.includes(`: ${collective}(`)).map((line) => /\) (\S+),/.exec(line)?.[1]);
+
+describe('algorithm selection', function () {
+  it('follows the built-in table without configuration, and traces each call', async function () {
+    const lines = await traced(3, {}, async (member, group) => {
+      await member.allReduce(group, 1, Reductions.SUM);
+      await member.broadcast(group, 'x', 0);
+    });
+    expect(chosen(lines, 'allReduce')).to.deep.equal(['reduce-broadcast', 'reduce-broadcast', 'reduce-broadcast']);
+    expect(lines[0]).to.match(/^ccjs trace: group 'traced' rank \d: allReduce\(, SUM\) reduce-broadcast, 8 bytes, 3 members$|^ccjs trace: group 'traced' rank \d: allReduce\(, SUM\) reduce-broadcast, 0 bytes, 3 members$/);
+  });
+
+  it('lets a config file choose by message size and member count', async function () {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'ccjs-selection-'));
+    const file = path.join(directory, 'ccjs.config.json');
+    const table = {
+      broadcast: [{ maxBytes: 1024, algorithm: 'flat-nonblocking' }, { maxMembers: 2, algorithm: 'mst' }, { algorithm: 'pipeline-chain' }],
+    };
+    fs.writeFileSync(file, JSON.stringify({ collectives: table }));
+    expect(resolveConfig({ config: file }, {}).collectives).to.deep.equal(table);
+    const broadcastWith = (size: number, bytes: number) =>
+      traced(size, { config: file }, async (member, group, rank) => {
+        // Every member passes a same-sized value (MPI's convention), so all choose alike.
+        await member.broadcast(group, new Uint8Array(bytes).fill(rank), 0);
+      });
+    expect(chosen(await broadcastWith(3, 16), 'broadcast')).to.deep.equal(['flat-nonblocking', 'flat-nonblocking', 'flat-nonblocking']);
+    expect(chosen(await broadcastWith(2, 4096), 'broadcast')).to.deep.equal(['mst', 'mst']);
+    expect(chosen(await broadcastWith(3, 4096), 'broadcast')).to.deep.equal(['pipeline-chain', 'pipeline-chain', 'pipeline-chain']);
+  });
+
+  it('takes per-call over per-group over CCJS_ALGORITHMS over the tables', async function () {
+    const lines = await traced(3, { algorithms: 'barrier=dissemination' }, async (member, group) => {
+      await member.barrier(group);
+      group.setAlgorithm('barrier', 'gather-broadcast');
+      await member.barrier(group);
+      await member.barrier(group, { algorithm: 'hypercube' });
+      group.setAlgorithm('barrier', undefined);
+      await member.barrier(group);
+    });
+    const perCall = chosen(lines, 'barrier');
+    for (const [index, expected] of ['dissemination', 'gather-broadcast', 'hypercube', 'dissemination'].entries()) {
+      expect(perCall.slice(index * 3, index * 3 + 3)).to.deep.equal([expected, expected, expected]);
+    }
+    expect(resolveConfig({}, { CCJS_ALGORITHMS: 'allReduce=ring, scan=linear' }).algorithms).to.deep.equal({ allReduce: 'ring', scan: 'linear' });
+  });
+
+  it('runs only rank-order algorithms for a non-commutative reduction', async function () {
+    const concatenate: ReductionObject<string> = { name: 'concatenate', reduce: (a, b) => a + b, commutative: false };
+    const lines = await traced(5, { collectives: { allReduce: [{ algorithm: 'ring' }, { algorithm: 'reduce-broadcast' }] } }, async (member, group, rank) => {
+      expect(await member.allReduce(group, String(rank), concatenate)).to.equal('01234');
+      expect(await member.allReduce(group, rank, Reductions.SUM)).to.equal(10);
+    });
+    expect(new Set(chosen(lines.filter((line) => line.includes('concatenate')), 'allReduce'))).to.deep.equal(new Set(['reduce-broadcast']));
+    expect(new Set(chosen(lines.filter((line) => line.includes('SUM')), 'allReduce'))).to.deep.equal(new Set(['ring']));
+  });
+
+  it('rejects unknown algorithms and collectives with a ConfigError naming the valid ones', async function () {
+    expect(() => resolveConfig({ collectives: { allReduce: [{ algorithm: 'telepathy' }] } }, {})).to.throw(ConfigError, /'telepathy' is not an algorithm of allReduce; valid: .*ring/);
+    expect(() => resolveConfig({ collectives: { allreduce: [{ algorithm: 'ring' }] } as never }, {})).to.throw(ConfigError, /unknown collective 'allreduce'; valid: barrier, broadcast/);
+    expect(() => resolveConfig({ collectives: { allReduce: [{ algorithm: 'reduce-broadcast', maxBytes: -1 }] } }, {})).to.throw(ConfigError, /maxBytes must be a non-negative integer/);
+    expect(() => resolveConfig({ collectives: { allReduce: [{ algorithm: 'reduce-broadcast', max: 3 }] } as never }, {})).to.throw(ConfigError, /unknown key 'max'/);
+    expect(() => resolveConfig({}, { CCJS_ALGORITHMS: 'allReduce=warp' })).to.throw(ConfigError, /CCJS_ALGORITHMS: 'warp' is not an algorithm of allReduce/);
+    expect(() => resolveConfig({}, { CCJS_ALGORITHMS: 'allReduce' })).to.throw(ConfigError, /CCJS_ALGORITHMS entry 'allReduce' is not <collective>=<algorithm>/);
+    await traced(1, {}, async (_member, group) => {
+      expect(() => group.setAlgorithm('broadcast', 'smoke-signals')).to.throw(ConfigError, /group 'traced': 'smoke-signals' is not an algorithm of broadcast/);
+    });
+    const concatenate: ReductionObject<string> = { reduce: (a, b) => a + b, commutative: false };
+    await traced(1, {}, async (member, group) => {
+      await member.allReduce(group, 'a', concatenate, { algorithm: 'nonsense' }).then(
+        () => expect.fail('unknown algorithm accepted'),
+        (error: Error) => expect(error).to.be.instanceOf(ConfigError).with.property('message').that.matches(/allReduce option 'algorithm': 'nonsense' is not an algorithm of allReduce/),
+      );
+    });
+  });
+});

@@ -1,0 +1,20 @@
+/**
+ * allToAll nbFT (seed 000 Fig. 5; MPJ Express's and F-MPJ's allToAll): non-blocking sends to every
+ * peer at once, then blocking receives one peer at a time in rank order, then the sends are
+ * waited for. Sends overlap; receives are posted only as they are needed.
+ */
+import type { CollectiveContext } from '../context.js';
+import { otherRanks } from '../exchange.js';
+import { waitAll } from '../../../transport/request.js';
+
+/** `outgoing[j]` goes to rank j; returns what each rank sent here, by rank. */
+export async function allToAllFlatNonblocking<E>(context: CollectiveContext, outgoing: readonly E[]): Promise<E[]> {
+  const { rank, size } = context;
+  const peers = otherRanks(rank, size);
+  const sends = peers.map((peer) => context.isend(peer, outgoing[peer]));
+  const result = new Array<E>(size);
+  result[rank] = outgoing[rank];
+  for (const peer of peers) result[peer] = await context.receive<E>(peer);
+  await waitAll(sends);
+  return result;
+}
