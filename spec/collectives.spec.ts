@@ -212,8 +212,8 @@ for (const placement of [
       // Both calls send to and receive from the other member, so both sides notice.
       const errors = await inGroup(2, async (member, group, rank) => {
         try {
-          if (rank === 0) await member.barrier(group);
-          else await member.allToAll(group, new DividableArray([1, 2]), new DividableArray([0, 0]));
+          if (rank === 0) await member.barrier(group, { algorithm: 'hypercube' });
+          else await member.allToAll(group, new DividableArray([1, 2]), new DividableArray([0, 0]), { algorithm: 'flat' });
           return undefined;
         } catch (error) {
           return error as Error;

@@ -68,7 +68,11 @@ export class Messenger {
     if (!sameBytes(head.subarray(1, 1 + length), expected)) {
       const theirs = length === 0 ? 'a point-to-point message' : textDecoder.decode(head.subarray(1, 1 + length));
       const ours = expected.byteLength === 0 ? 'a point-to-point message' : textDecoder.decode(expected);
-      throw new CollectiveMismatchError(`${describe?.() ?? 'receive'}: expected ${ours}, but the sender called ${theirs}; members must call collectives in the same order with the same root and reduction`);
+      const sameCall = ours.split(' ')[0] === theirs.split(' ')[0];
+      const advice = sameCall
+        ? 'the members chose different algorithms: give every member the same configuration, and for a size-dependent broadcast or scatter table let non-roots pass an object of the root\'s size (not null), or name the algorithm in the call'
+        : 'members must call collectives in the same order with the same root and reduction';
+      throw new CollectiveMismatchError(`${describe?.() ?? 'receive'}: expected ${ours}, but the sender called ${theirs}; ${advice}`);
     }
     return decodeMessage({ head: head.subarray(1 + length), bodies: packet.bodies }, this.serializer) as T;
   }

@@ -1,19 +1,26 @@
 /**
  * The built-in selection table: for each collective, rules tried in order (the first whose
- * maxBytes and maxMembers fit the call wins). `ccjtune` measures this machine and writes a table
- * of the same shape into ccjs.config.json under "collectives".
+ * maxBytes and maxMembers fit the call wins). `ccjtune` measures a machine and writes a table of
+ * the same shape into ccjs.config.json under "collectives".
+ *
+ * Chosen from this project's own measurements: `ccjtune --members 2..4 --max-size 4194304
+ * --repetitions 20` on the 2-core development machine (TCP between processes), where flat
+ * algorithms win up to 4 members. Beyond the measured member counts the rules fall back to
+ * algorithms whose cost grows with log(p) (binomial, recursive doubling, dissemination).
+ * Broadcast and scatter do not depend on the message size by default, because non-roots may
+ * pass null and so cannot know it (a size-dependent table needs same-sized placeholders).
  */
 import type { SelectionTable } from './selection.js';
 
 export const DEFAULT_TABLE: SelectionTable = {
-  barrier: [{ algorithm: 'hypercube' }],
-  broadcast: [{ algorithm: 'binomial' }],
-  reduce: [{ algorithm: 'binomial' }],
-  allReduce: [{ algorithm: 'reduce-broadcast' }],
-  scatter: [{ algorithm: 'binomial' }],
-  gather: [{ algorithm: 'binomial' }],
-  allGather: [{ algorithm: 'gather-broadcast' }],
-  allToAll: [{ algorithm: 'flat' }],
-  reduceScatter: [{ algorithm: 'reduce-scatter' }],
-  scan: [{ algorithm: 'linear' }],
+  barrier: [{ maxMembers: 2, algorithm: 'hypercube' }, { algorithm: 'dissemination' }],
+  broadcast: [{ maxMembers: 2, algorithm: 'binomial' }, { maxMembers: 4, algorithm: 'four-ary' }, { algorithm: 'binomial' }],
+  reduce: [{ maxMembers: 3, algorithm: 'mst' }, { maxMembers: 4, maxBytes: 8192, algorithm: 'flat-blocking' }, { algorithm: 'binomial' }],
+  allReduce: [{ maxMembers: 2, algorithm: 'bde-blocking' }, { maxBytes: 32768, algorithm: 'bde-nonblocking' }, { algorithm: 'reduce-broadcast' }],
+  scatter: [{ maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'binomial' }],
+  gather: [{ maxMembers: 4, algorithm: 'flat-nonblocking-1' }, { algorithm: 'binomial' }],
+  allGather: [{ maxMembers: 2, algorithm: 'bucket-nonblocking' }, { algorithm: 'recursive-doubling' }],
+  allToAll: [{ maxMembers: 2, algorithm: 'flat-nonblocking-2' }, { algorithm: 'flat' }],
+  reduceScatter: [{ maxBytes: 128, algorithm: 'bde-blocking' }, { algorithm: 'bucket-blocking' }],
+  scan: [{ maxMembers: 3, algorithm: 'recursive-doubling' }, { maxMembers: 4, maxBytes: 32, algorithm: 'linear' }, { maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'recursive-doubling' }],
 };
