@@ -7,7 +7,7 @@
 import { Reductions } from '../../../reduction/reductions.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
-import { isPlainTypedArray } from '../broadcast/typed-array-pieces.js';
+import { isPlainTypedArray } from '../typed-array-pieces.js';
 
 const ELEMENTWISE: ReadonlySet<object> = new Set([
   Reductions.SUM,

@@ -12,7 +12,7 @@ import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 import { doublingSteps, folding } from '../power-of-two.js';
 import { postReceive, sendReceive } from '../exchange.js';
-import { allocateLike, copyInto } from '../broadcast/typed-array-pieces.js';
+import { allocateLike, copyInto } from '../typed-array-pieces.js';
 import { blockwise } from './blockwise.js';
 import { allReduceBdeNonBlocking } from './bde-nonblocking.js';
 

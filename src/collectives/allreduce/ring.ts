@@ -14,7 +14,7 @@ import type { TypedArray } from '../../../reduction/reductions.js';
 import { waitAll } from '../../../transport/request.js';
 import type { Request } from '../../../transport/request.js';
 import { postReceive } from '../exchange.js';
-import { allocateLike, copyInto, PieceLayout } from '../broadcast/typed-array-pieces.js';
+import { allocateLike, copyInto, PieceLayout } from '../typed-array-pieces.js';
 import { blockwise } from './blockwise.js';
 import { allReduceBdeNonBlocking } from './bde-nonblocking.js';
 

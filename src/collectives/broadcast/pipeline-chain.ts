@@ -7,7 +7,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import { absoluteRank } from '../binomial-tree.js';
-import { PieceLayout, allocateLike, copyInto, headerFor, type PiecesHeader } from './typed-array-pieces.js';
+import { PieceLayout, allocateLike, copyInto, headerFor, type PiecesHeader } from '../typed-array-pieces.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 
 /** Segment size in bytes: large enough to amortize per-message costs, small enough to pipeline. */

@@ -7,7 +7,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import { absoluteRank, binomialNode } from '../binomial-tree.js';
-import { PieceLayout, allocateLike, copyInto, headerFor, type PiecesHeader } from './typed-array-pieces.js';
+import { PieceLayout, allocateLike, copyInto, headerFor, type PiecesHeader } from '../typed-array-pieces.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 
 export async function broadcastScatterAllgather<T>(context: CollectiveContext, value: T, root: number): Promise<T> {

@@ -1,11 +1,12 @@
 /**
- * Broadcasting a typed array in pieces (pipeline-chain, scatter-allgather): only the root knows
- * the value, so the first message of a call is a header that says either "here is the whole
- * value" (anything but a plain typed array, sent in one piece) or the length of the typed array
- * whose pieces follow. Pieces are `subarray` views of the root's array (no copies) and each
- * receiver assembles them into one new array of the same type.
+ * Moving a typed array in pieces (broadcast pipeline-chain and scatter-allgather, allReduce ring
+ * and Rabenseifner). In a broadcast only the root knows the value, so the first message of a
+ * call is a header that says either "here is the whole value" (anything but a plain typed array,
+ * sent in one piece) or the length of the typed array whose pieces follow. Pieces are `subarray`
+ * views of the sender's array (no copies) and each receiver assembles them into one new array of
+ * the same type.
  */
-import type { TypedArray } from '../../../reduction/reductions.js';
+import type { TypedArray } from '../../reduction/reductions.js';
 
 export type PiecesHeader<T> =
   | { readonly kind: 'whole'; readonly value: T }
