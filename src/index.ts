@@ -3,9 +3,26 @@ export { ColGroupMaster } from '../groups/col-group-master.js';
 export { ColGroup } from '../groups/col-group.js';
 export { InactiveGroup } from '../groups/inactive-group.js';
 export { ColMember } from './member.js';
-export type { MasterOptions, TransportName, SerializerName } from './config.js';
+export type { MasterOptions, TransportName, SerializerName, TraceListener } from './config.js';
+export type { CollectiveOptions } from './collectives/operations.js';
+export type { CollectiveName } from './collectives/algorithms.js';
+export type { SelectionRule, SelectionTable } from './collectives/selection.js';
 export type { Serializer } from './serialization/serializer.js';
 export { registerClass } from './serialization/registry.js';
 export { MsgpackSerializer } from './serialization/msgpack.js';
 export { V8Serializer } from './serialization/v8.js';
-export { CCJError, GroupError, TimeoutError, PeerLostError, SerializationError, TransportError, ConfigError, AbortError } from './errors.js';
+export { Reductions, toReductionObject, reductionName } from '../reduction/index.js';
+export type { ReductionObject, ReductionLike } from '../reduction/index.js';
+export { DividableArray, DenseMatrix, SparseMatrix, isDividable, blockRange } from '../dividable/index.js';
+export type { DividableData } from '../dividable/index.js';
+export {
+  CCJError,
+  GroupError,
+  TimeoutError,
+  PeerLostError,
+  SerializationError,
+  TransportError,
+  ConfigError,
+  AbortError,
+  CollectiveMismatchError,
+} from './errors.js';

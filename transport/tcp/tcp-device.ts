@@ -146,14 +146,15 @@ export class TcpDevice implements Device {
     if (link === undefined) return Request.failed(new TransportError(`tcp device: no connection to process ${processRank}`));
     if (link.lost) return Request.failed(link.lost);
     const sendId = this.nextSendId++;
-    const request = new Request<void>();
     if (packetByteLength(packet) <= this.options.eagerLimit) {
       const flags = options.synchronous ? FLAG_SYNCHRONOUS : 0;
       link.connection.sendPacket({ ...envelope, type: FrameType.Eager, flags, sendId }, packet, true);
       if (!options.synchronous) return Request.completed<void>(undefined);
-      link.awaitingAck.set(sendId, request);
-      return request;
+      const acknowledged = new Request<void>();
+      link.awaitingAck.set(sendId, acknowledged);
+      return acknowledged;
     }
+    const request = new Request<void>();
     // Rendezvous: keep the data until the receiver clears it. A caller that will not wait for
     // the request before touching its buffers gets its data copied now (like MPI_Bsend).
     const detached = options.callerReusesBuffers && !options.synchronous;
