@@ -85,4 +85,26 @@ describe('tcp device', function () {
       await closeAll(masters);
     }
   });
+
+  it('delivers a large sendAsync whose sender closes before the receiver asks for it', async function () {
+    const masters = await createMasters(2);
+    try {
+      const size = 1 << 20;
+      await runGroup(masters, [1, 1], 'late-receiver', async (member, group, rank) => {
+        if (rank === 0) {
+          await member.sendAsync(group, new Uint8Array(size).fill(7), 1);
+          await member.done();
+          // Process 0 starts closing now; it finishes once process 1 closes too (closeAll below).
+          void masters[0].close();
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const received = await member.receive<Uint8Array>(group, 0);
+        expect(received.length).to.equal(size);
+        expect(received[size - 1]).to.equal(7);
+      });
+    } finally {
+      await closeAll(masters);
+    }
+  });
 });

@@ -203,7 +203,20 @@ export class TcpDevice implements Device {
     return this.queues.unreceived();
   }
 
+  /**
+   * Sends the large messages still waiting for their receivers first (a sendAsync has returned
+   * long ago, so its data must not be dropped), for at most `timeoutMs`; then says goodbye.
+   */
   async close(): Promise<void> {
+    const unsent = [...this.links.values()].flatMap((link) => [...link.awaitingClearance.values()].map((send) => send.request.wait().catch(() => {})));
+    if (unsent.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.timeoutMs)));
+      await Promise.race([Promise.all(unsent), expired]);
+      clearTimeout(timer);
+      const left = [...this.links.values()].reduce((count, link) => count + link.awaitingClearance.size, 0);
+      if (left > 0) process.stderr.write(`ccjs: process ${this.options.processRank} closes with ${left} large message(s) never received within ${this.options.timeoutMs} ms\n`);
+    }
     this.closing = true;
     for (const link of this.links.values()) {
       if (!link.lost) link.connection.sendControl(control(FrameType.Goodbye, { context: 0, source: this.options.processRank, destination: 0, tag: 0 }, 0));
