@@ -4,13 +4,13 @@
  * process and over a mix of in-process and TCP pairs (two processes of 2-3 members).
  */
 import { expect } from 'chai';
-import type { ColGroupMaster, ColMember, ColGroup } from '../src/index.js';
+import type { ColMember, ColGroup } from '../src/index.js';
 import { Reductions } from '../reduction/index.js';
 import type { ReductionObject } from '../reduction/index.js';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import type { CollectiveName } from '../src/collectives/algorithms.js';
 import { DividableArray } from '../dividable/index.js';
-import { closeAll, createMasters, runGroup } from './harness.js';
+import { mastersForSuite, runGroup } from './harness.js';
 
 const MAX_MEMBERS = 9;
 
@@ -112,20 +112,14 @@ for (const placement of [
   { name: 'mixing in-process and TCP pairs', processes: 2, spread: (n: number) => [Math.ceil(n / 2), Math.floor(n / 2)] },
 ]) {
   describe(`every algorithm ${placement.name}`, function () {
-    let masters: ColGroupMaster[];
+    const masters = mastersForSuite(placement.processes);
     let counter = 0;
-    before(async function () {
-      masters = await createMasters(placement.processes);
-    });
-    after(async function () {
-      await closeAll(masters);
-    });
     for (const collective of COLLECTIVES) {
       for (const algorithm of Object.keys(ALGORITHMS[collective])) {
         it(`${collective} ${algorithm} on 1..${MAX_MEMBERS} members`, async function () {
           for (let size = 1; size <= MAX_MEMBERS; size += 1) {
             const perProcess = placement.spread(size).filter((count, process) => process === 0 || count > 0);
-            await runGroup(masters.slice(0, perProcess.length), perProcess, `algorithms-${counter++}`, async (member, group, rank) => {
+            await runGroup(masters().slice(0, perProcess.length), perProcess, `algorithms-${counter++}`, async (member, group, rank) => {
               for (const kind of Object.keys(PAYLOADS) as PayloadKind[]) await exercise(collective, algorithm, member, group, rank, kind);
             });
           }

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import type { ColGroupMaster, ColMember, ColGroup } from '../src/index.js';
+import type { ColMember, ColGroup } from '../src/index.js';
 import { CollectiveMismatchError } from '../src/errors.js';
 import { Reductions, toReductionObject } from '../reduction/index.js';
 import type { ReductionLike, ReductionObject } from '../reduction/index.js';
 import { DenseMatrix, DividableArray, SparseMatrix } from '../dividable/index.js';
 import type { DividableData } from '../dividable/index.js';
-import { closeAll, createMasters, runGroup } from './harness.js';
+import { mastersForSuite, runGroup } from './harness.js';
 import { Point, expectSame } from './payloads.js';
 
 /** Spreads `count` members over `processes` masters, round robin. */
@@ -103,16 +103,10 @@ for (const placement of [
   { name: 'over three processes (TCP)', processes: 3 },
 ]) {
   describe(`collectives ${placement.name}`, function () {
-    let masters: ColGroupMaster[];
+    const masters = mastersForSuite(placement.processes);
     let counter = 0;
-    before(async function () {
-      masters = await createMasters(placement.processes);
-    });
-    after(async function () {
-      await closeAll(masters);
-    });
     const inGroup = <T>(size: number, body: (member: ColMember, group: ColGroup, rank: number) => Promise<T>) =>
-      runGroup(masters, spread(size, placement.processes), `collectives-${counter++}`, body);
+      runGroup(masters(), spread(size, placement.processes), `collectives-${counter++}`, body);
 
     for (let size = 1; size <= 9; size += 1) {
       describe(`${size} member${size > 1 ? 's' : ''}`, function () {

@@ -40,6 +40,18 @@ export async function closeAll(masters: readonly ColGroupMaster[]): Promise<void
   await Promise.all(masters.map((master) => master.close()));
 }
 
+/** For a mocha `describe`: masters created before its tests and closed after them. */
+export function mastersForSuite(count: number, options: MasterOptions = {}): () => ColGroupMaster[] {
+  let masters: ColGroupMaster[] = [];
+  before(async function () {
+    masters = await createMasters(count, options);
+  });
+  after(async function () {
+    await closeAll(masters);
+  });
+  return () => masters;
+}
+
 /** A member whose run() is given as a function. */
 export class TestMember extends ColMember {
   /** Position among the members runGroup made in the same process. */

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import type { ColGroupMaster } from '../src/index.js';
-import { closeAll, createMasters, runGroup } from './harness.js';
+import { closeAll, createMasters, mastersForSuite, runGroup } from './harness.js';
 import { PAYLOADS, expectSame } from './payloads.js';
 
 /** Two members: both in one process, or one in each of two processes (TCP). */
@@ -15,18 +14,12 @@ const nextGroup = () => `p2p-${groupCounter++}`;
 for (const serializer of ['msgpack', 'v8'] as const) {
   for (const placement of PLACEMENTS) {
     describe(`point-to-point ${placement.name} (${serializer})`, function () {
-      let masters: ColGroupMaster[];
-      before(async function () {
-        masters = await createMasters(placement.processes, { serializer });
-      });
-      after(async function () {
-        await closeAll(masters);
-      });
+      const masters = mastersForSuite(placement.processes, { serializer });
 
       for (const payload of PAYLOADS.filter((candidate) => serializer === 'v8' || !candidate.v8Only)) {
         it(`sendSync/receive, sendAsync/receive, sendReceive and rendezvous carry ${payload.name}`, async function () {
           const expected = payload.make();
-          await runGroup(masters, placement.perProcess, nextGroup(), async (member, group, rank) => {
+          await runGroup(masters(), placement.perProcess, nextGroup(), async (member, group, rank) => {
             const peer = 1 - rank;
             if (rank === 0) {
               await member.sendSync(group, payload.make(), peer);
@@ -43,7 +36,7 @@ for (const serializer of ['msgpack', 'v8'] as const) {
 
       it('delivers 10,000 small messages between a pair in order', async function () {
         const count = 10_000;
-        const received = await runGroup(masters, placement.perProcess, nextGroup(), async (member, group, rank) => {
+        const received = await runGroup(masters(), placement.perProcess, nextGroup(), async (member, group, rank) => {
           if (rank === 0) {
             for (let i = 0; i < count; i += 1) await member.sendAsync(group, { i }, 1);
             return [];
@@ -57,8 +50,8 @@ for (const serializer of ['msgpack', 'v8'] as const) {
 
       it('never mixes the messages of two groups used by the same members', async function () {
         const [first, second] = [nextGroup(), nextGroup()];
-        await runGroup(masters, placement.perProcess, first, async (member, groupA, rank) => {
-          const master = masters[groupA.processOf(rank)];
+        await runGroup(masters(), placement.perProcess, first, async (member, groupA, rank) => {
+          const master = masters()[groupA.processOf(rank)];
           master.addMember(second, member);
           const groupB = await master.getGroup(second, 2);
           if (rank === 0) {
@@ -78,7 +71,7 @@ for (const serializer of ['msgpack', 'v8'] as const) {
       });
 
       it('rejects a rank outside the group with a RangeError naming it, before sending', async function () {
-        await runGroup(masters, placement.perProcess, nextGroup(), async (member, group) => {
+        await runGroup(masters(), placement.perProcess, nextGroup(), async (member, group) => {
           await member.sendAsync(group, 1, 2).then(
             () => expect.fail('rank 2 accepted'),
             (error: unknown) => {
