@@ -192,7 +192,11 @@ export class Connection {
   }
 }
 
-/** A body buffer of its own (offset 0, so typed arrays fit), not zero-filled: it is about to be overwritten. */
+/**
+ * A body buffer of its own (offset 0, so typed arrays fit), not zero-filled: it is about to be
+ * overwritten. Not from Node's shared pool, even for small bodies: a receiver may transfer the
+ * typed array's buffer to a worker, which would detach every other view of a pooled slab.
+ */
 function freshBytes(length: number): Uint8Array {
   const buffer = Buffer.allocUnsafeSlow(length);
   return new Uint8Array(buffer.buffer, buffer.byteOffset, length);
