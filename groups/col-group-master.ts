@@ -15,7 +15,7 @@ import { ColMember, memberCore } from '../src/member.js';
 import { Messenger } from '../src/messaging.js';
 import { resolveConfig } from '../src/config.js';
 import type { Config, MasterOptions } from '../src/config.js';
-import { detectLaunch } from '../src/launch.js';
+import { detectLaunch, isLoopback, parseHostPort } from '../src/launch.js';
 import { createSerializer } from '../src/serialization/index.js';
 import { AbortError, ConfigError, GroupError, PeerLostError, TimeoutError } from '../src/errors.js';
 import { Transport } from '../transport/transport.js';
@@ -232,29 +232,26 @@ function place(options: MasterOptions): Placement {
     if (!Number.isInteger(processCount) || processCount < 1 || !Number.isInteger(processRank) || processRank < 0 || processRank >= processCount) {
       throw new ConfigError(`options processRank ${processRank} and processCount ${processCount} do not describe a process of a job`);
     }
-    const coordinator = parseAddress(options.coordinator ?? (processCount === 1 ? '127.0.0.1:0' : undefined));
+    if (options.coordinator === undefined && processCount > 1) {
+      throw new ConfigError(`option 'coordinator' (host:port of process 0's coordinator) is needed with processCount ${processCount}`);
+    }
+    const coordinator = options.coordinator === undefined ? { host: '127.0.0.1', port: 0 } : parseHostPort("option 'coordinator'", options.coordinator);
     return { processRank, processCount, coordinator, allLocal: isLoopback(coordinator.host), jobKey: '' };
   }
   const launch = detectLaunch(process.env);
   const coordinator =
     options.coordinator !== undefined
-      ? parseAddress(options.coordinator)
+      ? parseHostPort("option 'coordinator'", options.coordinator)
       : launch.coordinatorFile !== undefined
         ? { file: launch.coordinatorFile }
         : (launch.coordinator ?? { host: '127.0.0.1', port: 0 });
   return { processRank: launch.processRank, processCount: launch.processCount, coordinator, allLocal: launch.allLocal, jobKey: launch.jobKey };
 }
 
-function parseAddress(address: string | undefined): Address {
-  const match = address === undefined ? null : /^(.*):(\d+)$/.exec(address);
-  if (match === null) throw new ConfigError(`coordinator address ${JSON.stringify(address)} is not host:port (set the 'coordinator' option or CCJS_COORDINATOR)`);
-  return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) };
-}
-
 /** Writes `host:port` to `file` atomically, so a reader never sees half of it. */
 function publishAddress(file: string, address: Address): void {
   const partial = `${file}.${process.pid}.partial`;
-  fs.writeFileSync(partial, `${address.host}:${address.port}`);
+  fs.writeFileSync(partial, `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`);
   fs.renameSync(partial, file);
 }
 
@@ -263,17 +260,13 @@ async function readPublishedAddress(file: string, timeoutMs: number): Promise<Ad
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      return parseAddress(fs.readFileSync(file, 'utf8').trim());
+      return parseHostPort(`coordinator file ${file}`, fs.readFileSync(file, 'utf8').trim());
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     if (Date.now() > deadline) throw new TimeoutError(`process 0 did not publish its coordinator address in ${file} within ${timeoutMs} ms; is it running?`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 /** The coordinator listens on all interfaces unless the job stays on this host. */

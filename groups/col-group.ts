@@ -47,15 +47,6 @@ export class ColGroup {
     return this.members[rank][0];
   }
 
-  /** Ranks of this group hosted by process `processRank`. */
-  ranksOfProcess(processRank: number): number[] {
-    const ranks: number[] = [];
-    this.members.forEach(([memberProcess], rank) => {
-      if (memberProcess === processRank) ranks.push(rank);
-    });
-    return ranks;
-  }
-
   /** Throws RangeError unless `rank` is a rank of this group; `what` names the argument. */
   checkRank(rank: number, what: string): void {
     if (!Number.isInteger(rank) || rank < 0 || rank >= this.members.length) {

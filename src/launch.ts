@@ -262,7 +262,7 @@ function readOptionalInteger(env: Environment, variable: string, minimum: number
 }
 
 /** `host:port`, or `[address]:port` for IPv6; the brackets are dropped from `host`. */
-function parseHostPort(variable: string, text: string): CoordinatorAddress {
+export function parseHostPort(variable: string, text: string): CoordinatorAddress {
   const parts = /^(?:\[([^\]\s]+)\]|([^:[\]\s]+)):([^:]*)$/.exec(text);
   const host = parts?.[1] ?? parts?.[2];
   if (parts === null || host === undefined) {
@@ -279,7 +279,7 @@ function parsePort(variable: string, text: string): number {
   return port;
 }
 
-function isLoopback(host: string): boolean {
+export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 

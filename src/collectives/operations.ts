@@ -85,11 +85,12 @@ export async function allReduce<T>(core: MemberCore, group: ColGroup, value: T, 
 
 export async function scatter<E>(core: MemberCore, group: ColGroup, rootObject: DividableData<E> | null, root: number, options?: CollectiveOptions): Promise<E> {
   group.checkRank(root, 'scatter root');
-  const isRoot = core.rankIn(group, 'scatter') === root;
-  if (isRoot) checkDividable(rootObject, 'scatter: the root object');
+  const rank = core.rankIn(group, 'scatter');
+  if (rank === root) checkDividable(rootObject, 'scatter: the root object');
+  const elements = rank === root ? elementsOf(rootObject as DividableData<E>, group.size()) : null;
   // Every member keys on its own block of the object it passes (the root's, or a placeholder).
-  const elements = isRoot ? elementsOf(rootObject as DividableData<E>, group.size()) : null;
-  const bytes = isDividable(rootObject) ? messageBytes(rootObject.elementAt(core.rankIn(group, 'scatter'), group.size())) : 0;
+  const ownBlock = elements ? elements[rank] : isDividable(rootObject) ? rootObject.elementAt(rank, group.size()) : undefined;
+  const bytes = messageBytes(ownBlock);
   const { context, selection } = open(core, group, 'scatter', `root ${root}`, { bytes, options });
   return selection.algorithm.run(context, elements, root);
 }

@@ -34,14 +34,10 @@ export interface CallShape {
   readonly requested: string | undefined;
 }
 
-export function algorithmNames(collective: CollectiveName): string[] {
-  return Object.keys(ALGORITHMS[collective]);
-}
-
 function algorithmOf<C extends CollectiveName>(collective: C, name: string, source: string): Algorithm<C> {
   const algorithm = (ALGORITHMS[collective] as Readonly<Record<string, Algorithm<C>>>)[name];
   if (algorithm === undefined) {
-    throw new ConfigError(`${source}: '${name}' is not an algorithm of ${collective}; valid: ${algorithmNames(collective).join(', ')}`);
+    throw new ConfigError(`${source}: '${name}' is not an algorithm of ${collective}; valid: ${Object.keys(ALGORITHMS[collective]).join(', ')}`);
   }
   return algorithm;
 }
@@ -101,9 +97,9 @@ export class Selector {
   }
 
   select<C extends CollectiveName>(collective: C, call: CallShape): Selection<C> {
-    const explicit = call.requested ?? this.forced[collective];
-    let name = explicit ?? this.fromTable(collective, call);
-    let algorithm = algorithmOf(collective, name, explicit === call.requested ? `${collective} option 'algorithm'` : 'CCJS_ALGORITHMS');
+    // Table names were checked when the table was loaded; only a requested name can be unknown.
+    let name = call.requested ?? this.forced[collective] ?? this.fromTable(collective, call);
+    let algorithm = algorithmOf(collective, name, call.requested !== undefined ? `${collective} option 'algorithm'` : 'CCJS_ALGORITHMS');
     if (!call.commutative && !algorithm.keepsRankOrder) {
       // Operands must combine in rank order: fall back to the table's first algorithm that does.
       const ordered = this.rules(collective).map((rule) => rule.algorithm).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder);
