@@ -38,6 +38,8 @@ export class CoordinatorClient {
   private readonly refusedJoins = new Map<string, string>();
   private world: { resolve: (world: World) => void; reject: (error: Error) => void } | undefined;
   private saidBye = false;
+  /** Set by `connect` once the socket is up. */
+  private channel: ControlChannel | undefined;
 
   private constructor(
     private readonly channelSocket: net.Socket,
@@ -71,8 +73,6 @@ export class CoordinatorClient {
     channel.send(hello);
     return { client, world: await world };
   }
-
-  private channel: ControlChannel | undefined;
 
   join(group: string, localId: number, order: number, key: number[] = []): void {
     this.channel?.send({ type: 'join', group, localId, order, key });
