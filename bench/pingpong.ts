@@ -6,7 +6,6 @@
  *
  *   node dist/bench/pingpong.js [--quick] [--rounds N]
  */
-import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +14,7 @@ import type { ColGroup } from '../src/index.js';
 import { lineChart } from './svg.js';
 import { Progress } from './progress.js';
 import { runJob, runScript } from './job.js';
+import { rawClient, rawEchoServer } from './raw-net.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const RESULTS = path.resolve(path.dirname(SCRIPT), '..', '..', 'bench', 'results');
@@ -54,70 +54,14 @@ async function timeRoundTrips(trips: number, once: () => Promise<void>): Promise
 
 // ---------- raw Node net ----------
 
-/** Reads length-prefixed frames from a socket, calling `onFrame` with each whole payload. */
-function frameReader(socket: net.Socket, onFrame: (payload: Buffer) => void): void {
-  let header = Buffer.alloc(0);
-  let payload: Buffer | undefined;
-  let filled = 0;
-  socket.on('data', (chunk: Buffer) => {
-    let offset = 0;
-    while (offset < chunk.length) {
-      if (payload === undefined) {
-        const need = 4 - header.length;
-        header = Buffer.concat([header, chunk.subarray(offset, offset + need)]);
-        offset += Math.min(need, chunk.length - offset);
-        if (header.length < 4) return;
-        payload = Buffer.allocUnsafe(header.readUInt32LE(0));
-        filled = 0;
-        header = Buffer.alloc(0);
-      }
-      const take = Math.min(payload.length - filled, chunk.length - offset);
-      chunk.copy(payload, filled, offset, offset + take);
-      filled += take;
-      offset += take;
-      if (filled === payload.length) {
-        const done = payload;
-        payload = undefined;
-        onFrame(done);
-      }
-    }
-  });
-}
-
-function writeFrame(socket: net.Socket, payload: Uint8Array): void {
-  const header = Buffer.allocUnsafe(4);
-  header.writeUInt32LE(payload.byteLength, 0);
-  socket.cork();
-  socket.write(header);
-  socket.write(payload);
-  socket.uncork();
-}
-
-async function rawEchoServer(): Promise<void> {
-  const server = net.createServer({ noDelay: true }, (socket) => {
-    frameReader(socket, (payload) => writeFrame(socket, payload));
-    socket.on('close', () => server.close());
-  });
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as net.AddressInfo).port}\n`));
-}
-
-async function rawClient(port: number): Promise<Sample[]> {
-  const socket = net.connect({ port, host: '127.0.0.1', noDelay: true });
-  await new Promise((resolve) => socket.once('connect', resolve));
-  let waiting: (() => void) | undefined;
-  frameReader(socket, () => waiting?.());
+async function rawSamples(port: number): Promise<Sample[]> {
+  const client = await rawClient(port);
   const samples: Sample[] = [];
   for (const bytes of SIZES) {
-    const payload = new Float64Array(bytes / 8).fill(1.5);
-    const bytesView = new Uint8Array(payload.buffer);
-    const once = () =>
-      new Promise<void>((resolve) => {
-        waiting = resolve;
-        writeFrame(socket, bytesView);
-      });
-    samples.push({ bytes, microseconds: await timeRoundTrips(roundTrips(bytes), once) });
+    const payload = new Uint8Array(new Float64Array(bytes / 8).fill(1.5).buffer);
+    samples.push({ bytes, microseconds: await timeRoundTrips(roundTrips(bytes), () => client.roundTrip(payload)) });
   }
-  socket.end();
+  client.close();
   return samples;
 }
 
@@ -240,6 +184,6 @@ async function orchestrate(): Promise<void> {
 
 const role = process.argv[2];
 if (role === 'raw-server') await rawEchoServer();
-else if (role === 'raw-client') process.stdout.write(`${JSON.stringify(await rawClient(Number(process.argv[3])))}\n`);
+else if (role === 'raw-client') process.stdout.write(`${JSON.stringify(await rawSamples(Number(process.argv[3])))}\n`);
 else if (role === 'ccjs') await ccjsRank();
 else await orchestrate();

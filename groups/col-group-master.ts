@@ -1,27 +1,36 @@
 /**
- * One per process: reads the configuration and the launcher's environment, connects the job
- * (coordinator, then the data device), and builds groups in CCJ's two phases: addMember, then
- * getGroup(name, n).
+ * One per endpoint (a process, or one of its worker threads): reads the configuration and the
+ * launcher's environment, registers the endpoint with the coordinator, chooses a device per peer,
+ * connects them under one messaging engine, and builds groups in CCJ's two phases: addMember,
+ * then getGroup(name, n).
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import { isMainThread } from 'node:worker_threads';
 import { ColGroup } from './col-group.js';
 import { InactiveGroup } from './inactive-group.js';
 import { splitGroup } from './split.js';
 import { Coordinator } from './coordinator.js';
 import { CoordinatorClient } from './coordinator-client.js';
-import type { World } from './coordinator-client.js';
+import type { Hello } from './control-channel.js';
 import { ColMember, memberCore } from '../src/member.js';
-import { Messenger } from '../src/messaging.js';
+import type { MemberCore } from '../src/member.js';
 import { resolveConfig } from '../src/config.js';
 import type { Config, MasterOptions } from '../src/config.js';
 import { detectLaunch, isLoopback, parseHostPort } from '../src/launch.js';
 import { createSerializer } from '../src/serialization/index.js';
+import type { Serializer } from '../src/serialization/serializer.js';
 import { AbortError, ConfigError, GroupError, PeerLostError, TimeoutError } from '../src/errors.js';
-import { Transport } from '../transport/transport.js';
+import { Engine } from '../src/engine/engine.js';
+import type { PeerPlan } from '../src/engine/engine.js';
+import { progressEngine } from '../src/engine/progress.js';
+import { chooseDevices, describeDevices, endpointLabel } from '../src/engine/endpoints.js';
+import type { DeviceRules, PairChoice, Unavailable, World } from '../src/engine/endpoints.js';
+import type { Device, DeviceName } from '../transport/device.js';
 import { LocalDevice } from '../transport/local/local-device.js';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
 import { Selector } from '../src/collectives/selection.js';
+import { startWorkerThreads, threadRankOfThisThread } from '../src/threads.js';
 
 interface Address {
   readonly host: string;
@@ -31,11 +40,19 @@ interface Address {
 interface Placement {
   readonly processRank: number;
   readonly processCount: number;
-  /** Where process 0's coordinator listens, or the file in which it publishes its address. */
+  readonly threadRank: number;
+  readonly threadCount: number;
+  /** Where endpoint 0's coordinator listens, or the file in which it publishes its address. */
   readonly coordinator: Address | { readonly file: string };
   readonly allLocal: boolean;
   readonly jobKey: string;
 }
+
+/** Devices of this build that cannot be used, and why. */
+const UNAVAILABLE: Unavailable = new Map<DeviceName, string>([
+  ['shm', 'the shared-memory device is not part of this build yet'],
+  ['ucx', 'the UCX device is not part of this build yet'],
+]);
 
 export class ColGroupMaster {
   private readonly members: ColMember[] = [];
@@ -44,50 +61,67 @@ export class ColGroupMaster {
   private joinCount = 0;
   private closing: Promise<void> | undefined;
   private allDone: (() => void) | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private dumped = false;
+  private liftSpinningVeto: (() => void) | undefined;
 
   private constructor(
     readonly config: Config,
-    readonly processRank: number,
-    readonly processCount: number,
-    /** @internal */ readonly messenger: Messenger,
+    private readonly world: World,
+    /** This endpoint's rank in the job (process-major, then thread). */
+    readonly rank: number,
+    /** @internal */ readonly engine: Engine,
+    /** @internal */ readonly serializer: Serializer,
     /** @internal Chooses each collective call's algorithm. */ readonly selector: Selector,
+    private readonly devices: readonly PairChoice[],
     private readonly client: CoordinatorClient,
     private readonly coordinator: Coordinator | undefined,
   ) {}
 
   static async create(options: MasterOptions = {}): Promise<ColGroupMaster> {
     const config = resolveConfig(options);
-    const placement = place(options);
-    const { processRank, processCount } = placement;
-    if (config.transport === 'local' && processCount > 1) {
-      throw new ConfigError(`transport 'local' connects members of one process only, but this job has ${processCount} processes; use 'auto' or 'tcp'`);
+    const placement = place(options, config);
+    const { processRank, processCount, threadRank, threadCount } = placement;
+    const rank = processRank * threadCount + threadRank;
+    const size = processCount * threadCount;
+    if (config.transport === 'local' && size > 1) {
+      throw new ConfigError(`transport 'local' connects members of one endpoint only, but this job has ${size} endpoints; use 'auto' or 'tcp'`);
     }
-    if (config.transport === 'shm' || config.transport === 'ucx') {
-      throw new ConfigError(`transport '${config.transport}' is not part of this build yet; use 'auto', 'tcp' or 'local'`);
+    const rules = deviceRules(config);
+    for (const [relation, device] of Object.entries(rules)) {
+      const reason = device === 'auto' ? undefined : UNAVAILABLE.get(device);
+      if (reason !== undefined) throw new ConfigError(`transport '${device}' was asked for (${relation} pairs), but ${reason}; use 'auto' or 'tcp'`);
     }
+    if (threadRank === 0 && threadCount > 1 && isMainThread) startWorkerThreads(threadCount, (thread) => processRank * threadCount + thread, process.env.CCJS_OUTPUT_MARKERS === '1');
     const coordinatorBinding =
       'file' in placement.coordinator ? { host: listenHost(config, placement.allLocal), port: 0 } : { host: bindHost(placement.coordinator.host), port: placement.coordinator.port };
-    const coordinator = processRank === 0 ? await Coordinator.start(coordinatorBinding.host, coordinatorBinding.port, processCount, placement.jobKey) : undefined;
+    const coordinator = rank === 0 ? await Coordinator.start(coordinatorBinding.host, coordinatorBinding.port, processCount, threadCount, placement.jobKey) : undefined;
     if (coordinator && 'file' in placement.coordinator) publishAddress(placement.coordinator.file, { host: coordinatorBinding.host, port: coordinator.port });
-    const tcp =
-      processCount > 1
-        ? await TcpDevice.listen({
-            processRank,
-            processCount,
-            listenHost: listenHost(config, placement.allLocal),
-            eagerLimit: config.eagerLimit,
-            timeoutMs: config.timeoutMs,
-          })
-        : undefined;
+    let world: World | undefined;
+    const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: listenHost(config, placement.allLocal), timeoutMs: config.timeoutMs, jobId: () => world?.jobId }) : undefined;
     let master: ColGroupMaster | undefined;
     const events = {
-      lost: (lostRank: number, message: string) => master?.peerLost(lostRank, new PeerLostError(message, lostRank)),
-      abort: (abortingRank: number, message: string) => master?.aborted(abortingRank, message),
+      lost: (endpoint: number, message: string) => master?.peerLost(endpoint, message),
+      abort: (endpoint: number, message: string) => master?.aborted(endpoint, message),
+      dump: (endpoint: number) => master?.dump(`the watchdog of ${endpointLabel(endpoint, threadCount)} fired`),
     };
-    let world: World;
+    const identity = hostIdentity(config);
+    const hello: Hello = {
+      processRank,
+      processCount,
+      threadRank,
+      threadCount,
+      jobKey: placement.jobKey,
+      host: identity.id,
+      hostname: identity.name,
+      pid: process.pid,
+      receiveWindow: config.receiveWindow,
+      addresses: tcp ? { tcp: tcp.address } : {},
+    };
     let client: CoordinatorClient;
+    let engine: Engine;
+    let choices: PairChoice[];
     try {
-      const hello = { type: 'hello' as const, processRank, processCount, jobKey: placement.jobKey, host: tcp?.address.host ?? '', port: tcp?.address.port ?? 0 };
       const address =
         'file' in placement.coordinator
           ? coordinator
@@ -95,20 +129,66 @@ export class ColGroupMaster {
             : await readPublishedAddress(placement.coordinator.file, config.timeoutMs)
           : { host: placement.coordinator.host, port: coordinator?.port ?? placement.coordinator.port };
       ({ client, world } = await CoordinatorClient.connect(address.host, address.port, hello, config.timeoutMs, events));
-      await tcp?.connect(world.addresses, world.jobId);
+      const known = world;
+      choices = chooseDevices(known, rank, rules, UNAVAILABLE);
+      const local = new LocalDevice();
+      const deviceOf = (name: DeviceName): Device => (name === 'local' ? local : (tcp as TcpDevice));
+      const peers: PeerPlan[] = choices.map((choice) => ({ device: deviceOf(choice.device), window: known.endpoints[choice.peer]?.receiveWindow ?? config.receiveWindow }));
+      engine = new Engine({ rank, eagerLimit: config.eagerLimit, sendBuffer: config.sendBuffer, timeoutMs: config.timeoutMs, processOf: (endpoint) => known.endpoints[endpoint]?.processRank ?? -1 }, peers);
+      const served = (name: DeviceName) => choices.filter((choice) => choice.device === name).map((choice) => ({ rank: choice.peer, address: known.endpoints[choice.peer]?.addresses[name] }));
+      await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine)]);
     } catch (error) {
       await Promise.allSettled([tcp?.close(), coordinator?.forceClose()]);
       throw error;
     }
     const serializer = createSerializer(config.serializer, { outOfBandThreshold: config.outOfBandThreshold, strict: config.strictSerialization });
-    const transport = new Transport(processRank, new LocalDevice(), tcp);
     const selector = new Selector(config.collectives, config.algorithms, config.trace);
-    master = new ColGroupMaster(config, processRank, processCount, new Messenger(transport, serializer), selector, client, coordinator);
-    tcp?.onPeerLost((lostRank, error) => master?.peerLost(lostRank, error));
+    master = new ColGroupMaster(config, world, rank, engine, serializer, selector, choices, client, coordinator);
+    master.startProgress();
+    config.trace?.(`ccjs trace: devices of ${master.describe()}`);
     return master;
   }
 
-  /** Members the job is sized for: processes × members per process the launcher planned. */
+  /** Processes in the job. */
+  get processCount(): number {
+    return this.world.processCount;
+  }
+
+  /** This endpoint's process (0-based). */
+  get processRank(): number {
+    return Math.floor(this.rank / this.world.threadCount);
+  }
+
+  /** Endpoints in the job: processes × threads per process. */
+  get size(): number {
+    return this.world.endpoints.length;
+  }
+
+  /** 0 on a process's main thread, 1..threadCount−1 in its worker threads. */
+  get threadRank(): number {
+    return this.rank % this.world.threadCount;
+  }
+
+  get threadCount(): number {
+    return this.world.threadCount;
+  }
+
+  /** This endpoint's host (CCJS_HOST, or the host name): endpoints on one host share memory. */
+  get host(): string {
+    return (this.world.endpoints[this.rank] as World['endpoints'][number]).hostname;
+  }
+
+  /** "process 2", or "endpoint 5 (process 2, thread 1)" in a job with threads. */
+  get label(): string {
+    return endpointLabel(this.rank, this.world.threadCount);
+  }
+
+  /** Which device serves which peer endpoint, one line each (also printed at start-up with CCJS_TRACE). */
+  describe(): string {
+    return describeDevices(this.world, this.rank, this.devices);
+  }
+
+/** Members the job is sized for: processes × members per process the launcher planned. */
   getNumberOfCpus(): number {
     const threads = Number(process.env.CCJS_THREADS ?? '1');
     return this.processCount * (Number.isInteger(threads) && threads > 0 ? threads : 1);
@@ -137,7 +217,9 @@ export class ColGroupMaster {
       return earlier.group;
     }
     const group = this.client.getGroup(groupName, numberOfMembers, this.config.timeoutMs).then((description) => {
-      const group = new ColGroup(description.name, description.context, description.members, this.processRank, this.members);
+      const endpoints = Int32Array.from(description.members, ([endpoint]) => endpoint);
+      const route = this.engine.route(description.context, description.name, endpoints);
+      const group = new ColGroup(description.name, description.context, description.members, this.rank, this.members, this.world.threadCount, route);
       for (const member of this.joined.get(groupName) ?? []) {
         if (!group.has(member)) throw new GroupError(`${member.constructor.name} joined group '${groupName}' too late: the group was already active`);
       }
@@ -160,7 +242,7 @@ export class ColGroupMaster {
     return splitGroup(this, group, member, color, key);
   }
 
-  /** Waits until every started local member is done, flushes, and releases this process's resources. */
+  /** Waits until every started local member is done, flushes, and releases this endpoint's resources. */
   close(): Promise<void> {
     this.closing ??= this.shutdown();
     return this.closing;
@@ -184,29 +266,66 @@ export class ColGroupMaster {
     if (this.config.autoClose && this.members.every((member) => memberCore(member).finished)) await this.close();
   }
 
+  /** @internal run() returned: a call of the member still waiting means an await was forgotten. */
+  memberReturned(core: MemberCore): void {
+    if (core.pendingCalls === 0) return;
+    const calls = this.engine.pending(core).map((call) => `\n  - ${call.details()}`);
+    process.stderr.write(`ccjs: ${core.label} returned from run() with ${calls.length} call(s) still pending (a missing await?):${calls.join('')}\n`);
+  }
+
   /** @internal An exception escaped a member's run(): abort the job, naming the member. */
   async memberFailed(member: ColMember, error: unknown): Promise<void> {
     if (!this.config.abortOnError) return;
     const groups = [...this.joined].filter(([, members]) => members.has(member)).map(([name]) => name);
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    const message = `member ${member.constructor.name} #${memberCore(member).localId} of process ${this.processRank} (groups: ${groups.join(', ') || 'none'}) failed: ${detail}`;
+    const message = `${memberCore(member).label} (groups: ${groups.join(', ') || 'none'}) failed: ${detail}`;
     process.stderr.write(`ccjs: aborting the job: ${message}\n`);
-    this.client.abort(message, this.processRank);
+    this.client.abort(message, this.rank);
     await this.client.flush();
+    // In a worker thread this ends the thread with code 1, which ends its process (src/threads.ts).
     process.exit(1);
   }
 
-  private peerLost(processRank: number, error: Error): void {
-    this.messenger.transport.markLost(processRank, error);
+  /** Logs this endpoint's pending calls, once (the watchdog, here or elsewhere in the job, fired). */
+  private dump(reason: string): void {
+    if (this.dumped) return;
+    this.dumped = true;
+    const period = (this.config.watchdogMs ?? 0) / 4;
+    const calls = this.engine.pending().map((call) => `\n  - ${call.details()}${period > 0 ? `, waiting ${(((this.engine.tick - call.born) * period) / 1000).toFixed(1)} s` : ''}`);
+    process.stderr.write(`ccjs watchdog: ${this.label}: ${reason}; ${calls.length} pending call(s)${calls.join('')}\n`);
   }
 
-  private aborted(processRank: number, message: string): void {
+  /** Spinning and the watchdog of this endpoint. */
+  private startProgress(): void {
+    progressEngine.setBudget(this.config.spinMicroseconds);
+    const self = this.world.endpoints[this.rank] as World['endpoints'][number];
+    const onHost = this.world.endpoints.filter((endpoint) => endpoint.host === self.host).length;
+    if (onHost > os.availableParallelism()) this.liftSpinningVeto = progressEngine.forbidSpinning();
+    const watchdogMs = this.config.watchdogMs;
+    if (watchdogMs === undefined) return;
+    this.watchdog = setInterval(() => {
+      this.engine.tick += 1;
+      const oldest = this.engine.oldestPending();
+      if (oldest === undefined || this.engine.tick - oldest.born < 4 || this.dumped) return;
+      this.dump(`a call has waited more than ${watchdogMs} ms`);
+      this.client.dump(this.rank);
+    }, watchdogMs / 4);
+    this.watchdog.unref();
+  }
+
+  private peerLost(endpoint: number, message: string): void {
+    const processRank = this.world.endpoints[endpoint]?.processRank ?? endpoint;
+    this.engine.markLost(endpoint, new PeerLostError(message, processRank, { endpointRank: endpoint }));
+  }
+
+  private aborted(endpoint: number, message: string): void {
+    const by = endpointLabel(endpoint, this.world.threadCount);
     if (this.config.abortOnError) {
-      process.stderr.write(`ccjs: process ${this.processRank} stops: the job was aborted by process ${processRank}: ${message}\n`);
+      process.stderr.write(`ccjs: ${this.label} stops: the job was aborted by ${by}: ${message}\n`);
       process.exit(1);
     }
-    const error = new AbortError(`the job was aborted by process ${processRank}: ${message}`);
-    for (let rank = 0; rank < this.processCount; rank += 1) this.messenger.transport.markLost(rank, error);
+    const error = new AbortError(`the job was aborted by ${by}: ${message}`);
+    for (let peer = 0; peer < this.size; peer += 1) this.engine.markLost(peer, error);
   }
 
   private async shutdown(): Promise<void> {
@@ -215,18 +334,42 @@ export class ColGroupMaster {
         this.allDone = resolve;
       });
     }
+    clearInterval(this.watchdog);
+    this.liftSpinningVeto?.();
     // Nothing is dropped silently: say what arrived but was never received.
-    for (const [key, count] of this.messenger.transport.unreceived()) {
-      process.stderr.write(`ccjs: process ${this.processRank} closes with ${count} unreceived message(s) for context/source/destination/tag ${key}\n`);
+    for (const [key, count] of this.engine.unreceived()) {
+      process.stderr.write(`ccjs: ${this.label} closes with ${count} unreceived message(s) for context/source/destination/tag ${key}\n`);
     }
-    await this.messenger.transport.close();
+    await this.engine.close();
     await this.client.bye();
     await this.coordinator?.close();
   }
 }
 
-function place(options: MasterOptions): Placement {
+/** The device rules: `transport` for every relation, then `devices` per relation. */
+function deviceRules(config: Config): DeviceRules {
+  const everywhere = config.transport === 'local' ? 'auto' : config.transport;
+  return { threads: everywhere, host: everywhere, network: everywhere, ...config.devices };
+}
+
+/** Host identity: CCJS_HOST, else the host name and the kernel's boot id (containers may share a name). */
+function hostIdentity(config: Config): { id: string; name: string } {
+  if (config.host !== undefined) return { id: config.host, name: config.host };
+  let bootId = '';
+  try {
+    bootId = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    // Not Linux: the host name alone.
+  }
+  return { id: `${os.hostname()}/${bootId}`, name: os.hostname() };
+}
+
+function place(options: MasterOptions, config: Config): Placement {
+  const threadCount = config.threads;
+  const threadRank = threadRankOfThisThread();
+  if (threadRank >= threadCount) throw new ConfigError(`this is thread ${threadRank}, but the job has ${threadCount} threads per process`);
   if (options.processRank !== undefined || options.processCount !== undefined) {
+    if (threadCount > 1) throw new ConfigError(`option 'threads' ${threadCount} needs a launcher (ccjrun, mpirun, ...): with explicit processRank/processCount every endpoint is created by hand`);
     const processRank = options.processRank ?? 0;
     const processCount = options.processCount ?? 1;
     if (!Number.isInteger(processCount) || processCount < 1 || !Number.isInteger(processRank) || processRank < 0 || processRank >= processCount) {
@@ -236,7 +379,7 @@ function place(options: MasterOptions): Placement {
       throw new ConfigError(`option 'coordinator' (host:port of process 0's coordinator) is needed with processCount ${processCount}`);
     }
     const coordinator = options.coordinator === undefined ? { host: '127.0.0.1', port: 0 } : parseHostPort("option 'coordinator'", options.coordinator);
-    return { processRank, processCount, coordinator, allLocal: isLoopback(coordinator.host), jobKey: '' };
+    return { processRank, processCount, threadRank, threadCount, coordinator, allLocal: isLoopback(coordinator.host), jobKey: '' };
   }
   const launch = detectLaunch(process.env);
   const coordinator =
@@ -245,7 +388,7 @@ function place(options: MasterOptions): Placement {
       : launch.coordinatorFile !== undefined
         ? { file: launch.coordinatorFile }
         : (launch.coordinator ?? { host: '127.0.0.1', port: 0 });
-  return { processRank: launch.processRank, processCount: launch.processCount, coordinator, allLocal: launch.allLocal, jobKey: launch.jobKey };
+  return { processRank: launch.processRank, processCount: launch.processCount, threadRank, threadCount, coordinator, allLocal: launch.allLocal, jobKey: launch.jobKey };
 }
 
 /** Writes `host:port` to `file` atomically, so a reader never sees half of it. */

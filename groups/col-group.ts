@@ -1,9 +1,11 @@
 /**
  * An active, immutable group (CCJ 2.1): a name, a job-wide context id that keeps its messages
- * apart from every other group's, and the members in rank order.
+ * apart from every other group's, and the members in rank order with the endpoint of each.
  */
 import type { ColMember } from '../src/member.js';
 import type { MemberAddress } from './control-channel.js';
+import type { Route } from '../src/engine/calls.js';
+import { MAX_GROUP_SIZE } from '../src/engine/matching.js';
 import { GroupError } from '../src/errors.js';
 import { checkAlgorithmName } from '../src/collectives/selection.js';
 import type { CollectiveName } from '../src/collectives/algorithms.js';
@@ -11,18 +13,21 @@ import type { CollectiveName } from '../src/collectives/algorithms.js';
 export class ColGroup {
   private readonly localRanks = new Map<ColMember, number>();
   private readonly algorithms = new Map<CollectiveName, string>();
-
   /** @internal Groups are made by ColGroupMaster.getGroup. */
   constructor(
     readonly name: string,
     /** Job-wide id carried by every message of this group. */
     readonly context: number,
     private readonly members: readonly MemberAddress[],
-    processRank: number,
+    endpointRank: number,
     localMembers: readonly ColMember[],
+    private readonly threadCount: number,
+    /** @internal What the engine needs to route and name this group's messages. */
+    readonly route: Route,
   ) {
-    members.forEach(([memberProcess, localId], rank) => {
-      if (memberProcess === processRank) this.localRanks.set(localMembers[localId], rank);
+    if (members.length >= MAX_GROUP_SIZE) throw new GroupError(`group '${name}' has ${members.length} members; at most ${MAX_GROUP_SIZE - 1} are supported`);
+    members.forEach(([memberEndpoint, localId], rank) => {
+      if (memberEndpoint === endpointRank) this.localRanks.set(localMembers[localId] as ColMember, rank);
     });
   }
 
@@ -42,15 +47,28 @@ export class ColGroup {
     return this.localRanks.has(member);
   }
 
-  /** The process that hosts rank `rank`. */
-  processOf(rank: number): number {
-    return this.members[rank][0];
+  /** @internal The member's rank, or -1 for a non-member (one lookup, for the hot path). */
+  rankOf(member: ColMember): number {
+    return this.localRanks.get(member) ?? -1;
   }
 
-  /** Throws RangeError unless `rank` is a rank of this group; `what` names the argument. */
-  checkRank(rank: number, what: string): void {
+  /** The endpoint (master) that hosts rank `rank`. */
+  endpointOf(rank: number): number {
+    return (this.members[rank] as MemberAddress)[0];
+  }
+
+  /** The process that hosts rank `rank`. */
+  processOf(rank: number): number {
+    return Math.floor(this.endpointOf(rank) / this.threadCount);
+  }
+
+  /**
+   * Throws RangeError unless `rank` is a rank of this group; `what` and `role` name the argument
+   * ("sendAsync", "destination"), joined only when the check fails (this runs on every call).
+   */
+  checkRank(rank: number, what: string, role?: string): void {
     if (!Number.isInteger(rank) || rank < 0 || rank >= this.members.length) {
-      throw new RangeError(`${what} ${String(rank)} is not a rank of group '${this.name}' (size ${this.members.length})`);
+      throw new RangeError(`${what}${role === undefined ? '' : ` ${role}`} ${String(rank)} is not a rank of group '${this.name}' (size ${this.members.length})`);
     }
   }
 

@@ -4,22 +4,38 @@
  */
 import type { Socket } from 'node:net';
 import { decode, encode } from '@msgpack/msgpack';
+import type { EndpointInfo } from '../src/engine/endpoints.js';
 
-export type MemberAddress = readonly [processRank: number, localId: number];
+/** A member: the endpoint it lives in and its place among that endpoint's members. */
+export type MemberAddress = readonly [endpointRank: number, localId: number];
+
+/** What an endpoint tells the coordinator about itself. */
+export interface Hello {
+  readonly processRank: number;
+  readonly processCount: number;
+  readonly threadRank: number;
+  readonly threadCount: number;
+  readonly jobKey: string;
+  readonly host: string;
+  readonly hostname: string;
+  readonly pid: number;
+  readonly receiveWindow: number;
+  readonly addresses: Record<string, unknown>;
+}
 
 export type ControlMessage =
-  | { type: 'hello'; processRank: number; processCount: number; jobKey: string; host: string; port: number }
+  | ({ type: 'hello' } & Hello)
   | { type: 'refused'; message: string }
-  | { type: 'world'; jobId: string; addresses: { host: string; port: number }[] }
+  | { type: 'world'; jobId: string; processCount: number; threadCount: number; endpoints: EndpointInfo[] }
   | { type: 'join'; group: string; localId: number; order: number; key: number[] }
   | { type: 'get'; group: string; size: number; timeoutMs: number }
   | { type: 'group'; group: string; context: number; members: MemberAddress[] }
   | { type: 'groupError'; group: string; timeout: boolean; message: string }
   | { type: 'active'; group: string }
-  | { type: 'lost'; processRank: number; message: string }
-  | { type: 'abort'; processRank: number; message: string }
-  | { type: 'bye' }
-  | { type: 'shutdown' };
+  | { type: 'lost'; endpointRank: number; message: string }
+  | { type: 'abort'; endpointRank: number; message: string }
+  | { type: 'dump'; endpointRank: number }
+  | { type: 'bye' };
 
 export class ControlChannel {
   private pending: Buffer = Buffer.alloc(0);

@@ -1,16 +1,13 @@
 /**
- * A process's side of the coordinator connection: it introduces the process, learns the job's
- * data addresses, and turns join/get/abort into control messages and their answers.
+ * An endpoint's side of the coordinator connection: it introduces the endpoint, learns the world
+ * (every endpoint with its address records), and turns join/get/abort/dump into control messages
+ * and their answers.
  */
 import net from 'node:net';
 import { ControlChannel } from './control-channel.js';
-import type { ControlMessage, MemberAddress } from './control-channel.js';
+import type { ControlMessage, Hello, MemberAddress } from './control-channel.js';
+import type { World } from '../src/engine/endpoints.js';
 import { ConfigError, GroupError, PeerLostError, TimeoutError } from '../src/errors.js';
-
-export interface World {
-  readonly jobId: string;
-  readonly addresses: readonly { host: string; port: number }[];
-}
 
 export interface GroupDescription {
   readonly name: string;
@@ -19,8 +16,10 @@ export interface GroupDescription {
 }
 
 export interface CoordinatorEvents {
-  lost(processRank: number, message: string): void;
-  abort(processRank: number, message: string): void;
+  lost(endpointRank: number, message: string): void;
+  abort(endpointRank: number, message: string): void;
+  /** Another endpoint's watchdog asks every endpoint to log its pending calls. */
+  dump(endpointRank: number): void;
 }
 
 interface PendingGet {
@@ -50,13 +49,7 @@ export class CoordinatorClient {
    * Connects (retrying until `timeoutMs`: process 0 may not listen yet), says hello, and
    * resolves with the client and the job's world once every process has said hello.
    */
-  static async connect(
-    host: string,
-    port: number,
-    hello: Extract<ControlMessage, { type: 'hello' }>,
-    timeoutMs: number,
-    events: CoordinatorEvents,
-  ): Promise<{ client: CoordinatorClient; world: World }> {
+  static async connect(host: string, port: number, hello: Hello, timeoutMs: number, events: CoordinatorEvents): Promise<{ client: CoordinatorClient; world: World }> {
     const deadline = Date.now() + timeoutMs;
     const socket = await connectWithRetry(host, port, deadline);
     const client = new CoordinatorClient(socket, events);
@@ -64,13 +57,15 @@ export class CoordinatorClient {
     client.channel = channel;
     const world = new Promise<World>((resolve, reject) => {
       client.world = { resolve, reject };
-      const timer = setTimeout(() => reject(new TimeoutError(`process ${hello.processRank}: not all ${hello.processCount} processes reached the coordinator at ${host}:${port} within ${timeoutMs} ms`)), Math.max(0, deadline - Date.now()));
+      const endpoints = hello.processCount * hello.threadCount;
+      const what = hello.threadCount === 1 ? `process ${hello.processRank}: not all ${hello.processCount} processes` : `process ${hello.processRank} thread ${hello.threadRank}: not all ${endpoints} endpoints`;
+      const timer = setTimeout(() => reject(new TimeoutError(`${what} reached the coordinator at ${host}:${port} within ${timeoutMs} ms`)), Math.max(0, deadline - Date.now()));
       timer.unref();
       socket.once('close', () => reject(new PeerLostError(`process ${hello.processRank}: the coordinator at ${host}:${port} closed the connection while the job was starting`, 0)));
     });
     socket.on('error', () => {});
     socket.on('close', () => client.closed());
-    channel.send(hello);
+    channel.send({ type: 'hello', ...hello });
     return { client, world: await world };
   }
 
@@ -87,8 +82,13 @@ export class CoordinatorClient {
     });
   }
 
-  abort(message: string, processRank: number): void {
-    this.channel?.send({ type: 'abort', processRank, message });
+  abort(message: string, endpointRank: number): void {
+    this.channel?.send({ type: 'abort', endpointRank, message });
+  }
+
+  /** Asks every other endpoint to log its pending calls (the watchdog fired here). */
+  dump(endpointRank: number): void {
+    this.channel?.send({ type: 'dump', endpointRank });
   }
 
   /** Resolves once everything sent so far is handed to the kernel (bounded: we may be dying). */
@@ -115,7 +115,7 @@ export class CoordinatorClient {
   private handle(message: ControlMessage): void {
     switch (message.type) {
       case 'world':
-        this.world?.resolve({ jobId: message.jobId, addresses: message.addresses });
+        this.world?.resolve({ jobId: message.jobId, processCount: message.processCount, threadCount: message.threadCount, endpoints: message.endpoints });
         return;
       case 'refused':
         this.world?.reject(new ConfigError(`the coordinator refused this process: ${message.message}`));
@@ -134,10 +134,13 @@ export class CoordinatorClient {
         this.activeGroups.add(message.group);
         return;
       case 'lost':
-        this.events.lost(message.processRank, message.message);
+        this.events.lost(message.endpointRank, message.message);
         return;
       case 'abort':
-        this.events.abort(message.processRank, message.message);
+        this.events.abort(message.endpointRank, message.message);
+        return;
+      case 'dump':
+        this.events.dump(message.endpointRank);
         return;
       default:
         return;

@@ -1,16 +1,19 @@
 /**
- * The group registry, hosted by process 0 (CCJ 2.1): it learns every process's data address,
- * collects joins, forms each group once `numberOfMembers` have joined, gives it a job-wide
- * context id and the same rank order everywhere, and relays losses and aborts.
+ * The group registry, hosted by endpoint 0 (the main thread of process 0; CCJ 2.1): it registers
+ * every endpoint with its address records and hands each the world, collects joins, forms each
+ * group once `numberOfMembers` have joined, gives it a job-wide context id and the same rank order
+ * everywhere (endpoint rank, then addMember order), and relays losses, aborts and watchdog dumps.
  */
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { ControlChannel } from './control-channel.js';
 import type { ControlMessage, MemberAddress } from './control-channel.js';
+import type { EndpointInfo } from '../src/engine/endpoints.js';
+import { endpointLabel } from '../src/engine/endpoints.js';
 import { TransportError } from '../src/errors.js';
 
 interface Join {
-  readonly processRank: number;
+  readonly endpointRank: number;
   readonly localId: number;
   readonly order: number;
   readonly key: number[];
@@ -26,10 +29,11 @@ interface GroupRecord {
 
 export class Coordinator {
   private readonly channels = new Map<number, ControlChannel>();
-  private readonly addresses: ({ host: string; port: number } | undefined)[];
+  private readonly endpoints: (EndpointInfo | undefined)[];
   private readonly groups = new Map<string, GroupRecord>();
   private readonly gone = new Set<number>();
   private readonly jobId = randomBytes(8).toString('hex');
+  private readonly size: number;
   private nextContext = 1;
   private allGone: () => void = () => {};
   private readonly allGonePromise: Promise<void>;
@@ -37,29 +41,31 @@ export class Coordinator {
   private constructor(
     private readonly server: net.Server,
     private readonly processCount: number,
+    private readonly threadCount: number,
     private readonly jobKey: string,
   ) {
-    this.addresses = new Array(processCount).fill(undefined);
+    this.size = processCount * threadCount;
+    this.endpoints = new Array(this.size).fill(undefined);
     this.allGonePromise = new Promise((resolve) => {
       this.allGone = resolve;
     });
     server.on('connection', (socket) => this.accept(socket));
   }
 
-  static async start(host: string, port: number, processCount: number, jobKey: string): Promise<Coordinator> {
+  static async start(host: string, port: number, processCount: number, threadCount: number, jobKey: string): Promise<Coordinator> {
     const server = net.createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) => reject(new TransportError(`coordinator cannot listen on ${host}:${port}: ${error.message}`, { cause: error })));
       server.listen(port, host, () => resolve());
     });
-    return new Coordinator(server, processCount, jobKey);
+    return new Coordinator(server, processCount, threadCount, jobKey);
   }
 
   get port(): number {
     return (this.server.address() as net.AddressInfo).port;
   }
 
-  /** Resolves once every process said goodbye or was lost, then stops listening. */
+  /** Resolves once every endpoint said goodbye or was lost, then stops listening. */
   async close(): Promise<void> {
     await this.allGonePromise;
     for (const record of this.groups.values()) for (const timer of record.waiters.values()) clearTimeout(timer);
@@ -74,58 +80,66 @@ export class Coordinator {
   }
 
   private accept(socket: net.Socket): void {
-    let processRank = -1;
+    let endpointRank = -1;
     const channel = new ControlChannel(socket, (message) => {
       if (message.type === 'hello') {
-        processRank = message.processRank;
-        this.hello(channel, message);
-      } else if (processRank >= 0) {
-        this.handle(processRank, message);
+        endpointRank = this.hello(channel, message);
+      } else if (endpointRank >= 0) {
+        this.handle(endpointRank, message);
       }
     });
     socket.on('error', () => {});
     socket.on('close', () => {
-      if (processRank < 0 || this.gone.has(processRank)) return;
-      this.leave(processRank);
-      this.broadcast({ type: 'lost', processRank, message: `process ${processRank} was lost (its control connection closed without close())` }, processRank);
+      if (endpointRank < 0 || this.gone.has(endpointRank)) return;
+      this.leave(endpointRank);
+      const message = `${endpointLabel(endpointRank, this.threadCount)} was lost (its control connection closed without close())`;
+      this.broadcast({ type: 'lost', endpointRank, message }, endpointRank);
     });
   }
 
-  private hello(channel: ControlChannel, message: Extract<ControlMessage, { type: 'hello' }>): void {
+  /** Registers an endpoint; returns its rank, or -1 when it was refused. */
+  private hello(channel: ControlChannel, message: Extract<ControlMessage, { type: 'hello' }>): number {
+    const rank = message.processRank * this.threadCount + message.threadRank;
     const refusal =
       message.jobKey !== this.jobKey
         ? `the coordinator at this address serves job '${this.jobKey}', not job '${message.jobKey}'`
         : message.processCount !== this.processCount || message.processRank >= this.processCount
           ? `process ${message.processRank} of ${message.processCount} does not fit this job of ${this.processCount} processes`
-          : this.channels.has(message.processRank)
-            ? `process ${message.processRank} has already joined this job`
-            : undefined;
+          : message.threadCount !== this.threadCount || message.threadRank >= this.threadCount
+            ? `thread ${message.threadRank} of ${message.threadCount} does not fit this job of ${this.threadCount} threads per process`
+            : this.channels.has(rank)
+              ? `${endpointLabel(rank, this.threadCount)} has already joined this job`
+              : undefined;
     if (refusal !== undefined) {
       channel.send({ type: 'refused', message: refusal });
       channel.socket.end();
-      return;
+      return -1;
     }
-    this.channels.set(message.processRank, channel);
-    this.addresses[message.processRank] = { host: message.host, port: message.port };
-    if (this.channels.size === this.processCount) {
-      const addresses = this.addresses as { host: string; port: number }[];
-      this.broadcast({ type: 'world', jobId: this.jobId, addresses });
+    this.channels.set(rank, channel);
+    const { processRank, threadRank, host, hostname, pid, receiveWindow, addresses } = message;
+    this.endpoints[rank] = { rank, processRank, threadRank, host, hostname, pid, receiveWindow, addresses };
+    if (this.channels.size === this.size) {
+      this.broadcast({ type: 'world', jobId: this.jobId, processCount: this.processCount, threadCount: this.threadCount, endpoints: this.endpoints as EndpointInfo[] });
     }
+    return rank;
   }
 
-  private handle(processRank: number, message: ControlMessage): void {
+  private handle(endpointRank: number, message: ControlMessage): void {
     switch (message.type) {
       case 'join':
-        this.join(processRank, message);
+        this.join(endpointRank, message);
         return;
       case 'get':
-        this.get(processRank, message);
+        this.get(endpointRank, message);
         return;
       case 'abort':
-        this.broadcast({ type: 'abort', processRank, message: message.message }, processRank);
+        this.broadcast({ type: 'abort', endpointRank, message: message.message }, endpointRank);
+        return;
+      case 'dump':
+        this.broadcast({ type: 'dump', endpointRank }, endpointRank);
         return;
       case 'bye':
-        this.leave(processRank);
+        this.leave(endpointRank);
         return;
       default:
         return;
@@ -141,43 +155,43 @@ export class Coordinator {
     return record;
   }
 
-  private join(processRank: number, message: Extract<ControlMessage, { type: 'join' }>): void {
+  private join(endpointRank: number, message: Extract<ControlMessage, { type: 'join' }>): void {
     const record = this.record(message.group);
     if (record.formed) {
-      this.send(processRank, { type: 'groupError', group: message.group, timeout: false, message: `cannot join group '${message.group}': it is already active with ${record.formed.members.length} members` });
+      this.send(endpointRank, { type: 'groupError', group: message.group, timeout: false, message: `cannot join group '${message.group}': it is already active with ${record.formed.members.length} members` });
       return;
     }
-    record.joins.push({ processRank, localId: message.localId, order: message.order, key: message.key });
+    record.joins.push({ endpointRank, localId: message.localId, order: message.order, key: message.key });
     this.tryToForm(message.group, record);
   }
 
-  private get(processRank: number, message: Extract<ControlMessage, { type: 'get' }>): void {
+  private get(endpointRank: number, message: Extract<ControlMessage, { type: 'get' }>): void {
     const record = this.record(message.group);
     const agreedSize = record.formed ? record.formed.members.length : record.size;
     if (agreedSize !== undefined && agreedSize !== message.size) {
-      this.send(processRank, { type: 'groupError', group: message.group, timeout: false, message: `getGroup('${message.group}', ${message.size}) disagrees with getGroup('${message.group}', ${agreedSize}) called elsewhere` });
+      this.send(endpointRank, { type: 'groupError', group: message.group, timeout: false, message: `getGroup('${message.group}', ${message.size}) disagrees with getGroup('${message.group}', ${agreedSize}) called elsewhere` });
       return;
     }
     if (record.formed) {
-      this.send(processRank, { type: 'group', group: message.group, ...record.formed });
+      this.send(endpointRank, { type: 'group', group: message.group, ...record.formed });
       return;
     }
     if (record.failure) {
-      this.send(processRank, { type: 'groupError', group: message.group, timeout: false, message: record.failure });
+      this.send(endpointRank, { type: 'groupError', group: message.group, timeout: false, message: record.failure });
       return;
     }
     record.size = message.size;
-    if (!record.waiters.has(processRank)) {
+    if (!record.waiters.has(endpointRank)) {
       const timer = setTimeout(() => {
-        record.waiters.delete(processRank);
-        this.send(processRank, {
+        record.waiters.delete(endpointRank);
+        this.send(endpointRank, {
           type: 'groupError',
           group: message.group,
           timeout: true,
           message: `group '${message.group}': only ${record.joins.length} of ${message.size} members joined within ${message.timeoutMs} ms`,
         });
       }, message.timeoutMs);
-      record.waiters.set(processRank, timer);
+      record.waiters.set(endpointRank, timer);
     }
     this.tryToForm(message.group, record);
   }
@@ -190,36 +204,36 @@ export class Coordinator {
       return;
     }
     if (record.joins.length < record.size) return;
-    // Ranks follow explicit keys (copyGroup, split), then process rank, then addMember order.
-    const sorted = [...record.joins].sort((a, b) => compareKeys(a.key, b.key) || a.processRank - b.processRank || a.order - b.order);
-    record.formed = { context: this.nextContext++, members: sorted.map((join) => [join.processRank, join.localId] as const) };
+    // Ranks follow explicit keys (copyGroup, split), then endpoint rank, then addMember order.
+    const sorted = [...record.joins].sort((a, b) => compareKeys(a.key, b.key) || a.endpointRank - b.endpointRank || a.order - b.order);
+    record.formed = { context: this.nextContext++, members: sorted.map((join) => [join.endpointRank, join.localId] as const) };
     this.answerWaiters(record, { type: 'group', group, ...record.formed });
     this.broadcast({ type: 'active', group });
   }
 
   private answerWaiters(record: GroupRecord, message: ControlMessage): void {
-    for (const [processRank, timer] of record.waiters) {
+    for (const [endpointRank, timer] of record.waiters) {
       clearTimeout(timer);
-      this.send(processRank, message);
+      this.send(endpointRank, message);
     }
     record.waiters.clear();
   }
 
-  private leave(processRank: number): void {
-    this.gone.add(processRank);
-    if (this.gone.size === this.processCount) this.allGone();
+  private leave(endpointRank: number): void {
+    this.gone.add(endpointRank);
+    if (this.gone.size === this.size) this.allGone();
   }
 
-  private send(processRank: number, message: ControlMessage): void {
-    this.channels.get(processRank)?.send(message);
+  private send(endpointRank: number, message: ControlMessage): void {
+    this.channels.get(endpointRank)?.send(message);
   }
 
   private broadcast(message: ControlMessage, except?: number): void {
-    for (const [processRank, channel] of this.channels) if (processRank !== except && !this.gone.has(processRank)) channel.send(message);
+    for (const [endpointRank, channel] of this.channels) if (endpointRank !== except && !this.gone.has(endpointRank)) channel.send(message);
   }
 }
 
 function compareKeys(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i += 1) if (a[i] !== b[i]) return a[i] - b[i];
+  for (let i = 0; i < Math.min(a.length, b.length); i += 1) if (a[i] !== b[i]) return (a[i] as number) - (b[i] as number);
   return a.length - b.length;
 }

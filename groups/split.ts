@@ -5,7 +5,8 @@
 import type { ColGroup } from './col-group.js';
 import type { ColGroupMaster } from './col-group-master.js';
 import { memberCore } from '../src/member.js';
-import type { ColMember, MemberCore } from '../src/member.js';
+import type { ColMember } from '../src/member.js';
+import { DividableArray } from '../dividable/dividable-array.js';
 
 type Choice = readonly [color: number, key: number];
 
@@ -14,28 +15,15 @@ export async function splitGroup(master: ColGroupMaster, group: ColGroup, member
   if (!Number.isInteger(key)) throw new RangeError(`split: key must be an integer, got ${key}`);
   const core = memberCore(member);
   const rank = core.rankIn(group, 'split');
+  // Numbers this split among the group's collective calls: the same on every member, so the new group's name is too.
   const tag = core.nextCollectiveTag(group);
-  const choices = await exchange(core, group, rank, tag, [color, key]);
+  const choices = (await member.allGather(group, new DividableArray(new Array<Choice>(group.size())), [[color, key] as Choice])).array as Choice[];
   const sameColor = choices
     .map(([memberColor, memberKey], oldRank) => ({ memberColor, memberKey, oldRank }))
     .filter((choice) => choice.memberColor === color)
     .sort((a, b) => a.memberKey - b.memberKey || a.oldRank - b.oldRank);
   const newRank = sameColor.findIndex((choice) => choice.oldRank === rank);
-  // The tag is the same on every member (collectives are called in the same order), so the name is too.
   const name = `${group.name}/split#${tag}/${color}`;
   master.join(name, member, [newRank]);
   return master.getGroup(name, sameColor.length);
-}
-
-/** Every member's choice, in rank order: gathered at rank 0 and sent back to all. */
-async function exchange(core: MemberCore, group: ColGroup, rank: number, tag: number, mine: Choice): Promise<Choice[]> {
-  const others = [...Array(group.size()).keys()].filter((other) => other !== 0);
-  if (rank !== 0) {
-    await core.send(group, rank, 0, tag, mine, 'captured', 'split: send to');
-    return core.receive<Choice[]>(group, rank, 0, tag, 'split: receive from');
-  }
-  const received = await Promise.all(others.map((other) => core.receive<Choice>(group, 0, other, tag, 'split: receive from')));
-  const all = [mine, ...received];
-  await Promise.all(others.map((other) => core.send(group, 0, other, tag, all, 'borrowed', 'split: send to')));
-  return all;
 }

@@ -37,7 +37,7 @@ describe('configuration', function () {
     const failure = (options: object) => ColGroupMaster.create({ processRank: 0, processCount: 2, coordinator: '127.0.0.1:1', ...options }).then(() => undefined, (error: unknown) => error);
     const local = await failure({ transport: 'local' });
     expect(local).to.be.instanceOf(ConfigError);
-    expect((local as Error).message).to.match(/transport 'local' connects members of one process only, but this job has 2 processes/);
+    expect((local as Error).message).to.match(/transport 'local' connects members of one endpoint only, but this job has 2 endpoints/);
     expect(await failure({ transport: 'ucx' })).to.be.instanceOf(ConfigError);
   });
 });

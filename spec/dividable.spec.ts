@@ -1,14 +1,9 @@
 import { expect } from 'chai';
-import { copyPacket, packetByteLength } from '../transport/packet.js';
-import { createSerializer, decodeMessage, encodeMessage, type Serializer } from '../src/serialization/index.js';
+import { createSerializer, encodeMessage, type Serializer } from '../src/serialization/index.js';
+import { messageSize, travel } from './wire.js';
 import { DenseMatrix, DividableArray, SparseMatrix, blockRange, type DividableArrayData, type DividableData } from '../dividable/index.js';
 
 const serializers: Serializer[] = [createSerializer('msgpack'), createSerializer('v8')];
-
-/** What a member receives: encoded, copied into fresh buffers as a wire would, decoded. */
-function travel<T>(value: T, serializer: Serializer): T {
-  return decodeMessage(copyPacket(encodeMessage(value, serializer)), serializer) as T;
-}
 
 /** Scatter from `source` and gather into `result`, every block crossing the wire. */
 function scatterAndGather<E>(source: DividableData<E>, result: DividableData<E>, count: number, serializer: Serializer): E[] {
@@ -161,7 +156,7 @@ describe('dividable data', () => {
     it('sends only the bytes of a block', () => {
       const large = new DenseMatrix(400, 50);
       for (const serializer of serializers) {
-        const blockBytes = packetByteLength(encodeMessage(large.elementAt(3, 4), serializer));
+        const blockBytes = messageSize(encodeMessage(large.elementAt(3, 4), serializer));
         expect(blockBytes, serializer.name).to.be.within(100 * 50 * 8, 100 * 50 * 8 + 200);
       }
     });
@@ -261,7 +256,7 @@ describe('dividable data', () => {
       expect(block.nonZeros).to.be.within(150, 350);
       const csrBytes = block.nonZeros * (8 + 4) + (block.rows + 1) * 4;
       for (const serializer of serializers) {
-        const wireBytes = packetByteLength(encodeMessage(block, serializer));
+        const wireBytes = messageSize(encodeMessage(block, serializer));
         expect(wireBytes, serializer.name).to.be.within(csrBytes, csrBytes + 300);
       }
       expect(block.rows * block.cols * 8).to.be.above(40 * csrBytes);

@@ -79,9 +79,9 @@ for (const serializer of ['msgpack', 'v8'] as const) {
               expect((error as Error).message).to.match(/sendAsync destination 2 is not a rank of group/);
             },
           );
-          await member.receive(group, -1).then(
-            () => expect.fail('rank -1 accepted'),
-            (error: unknown) => expect((error as Error).message).to.match(/receive source -1/),
+          await member.receive(group, -2).then(
+            () => expect.fail('rank -2 accepted'),
+            (error: unknown) => expect((error as Error).message).to.match(/receive source -2/),
           );
         });
       });

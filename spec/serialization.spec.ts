@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import type { Packet } from '../transport/device.js';
-import { copyPacket, packetByteLength } from '../transport/packet.js';
+import { Frame, FrameType, bodiesSize, copyBodies } from '../src/engine/frame.js';
+import { serializedFormat } from '../src/serialization/message.js';
+import { decodeCarried, overTheWire, type Carried } from './wire.js';
 import { SerializationError } from '../src/errors.js';
 import {
   MsgpackSerializer,
@@ -103,7 +104,7 @@ function expectSameBinary(actual: unknown, expected: BinaryValue): void {
 
 /** Through the wire as a device moves it: every body copied into its own ArrayBuffer. */
 function roundTrip(value: unknown, serializer: Serializer): unknown {
-  return decodeMessage(copyPacket(encodeMessage(value, serializer)), serializer);
+  return decodeCarried(overTheWire(encodeMessage(value, serializer)), serializer);
 }
 
 function encodingError(value: unknown, serializer: Serializer): SerializationError {
@@ -116,9 +117,9 @@ function encodingError(value: unknown, serializer: Serializer): SerializationErr
   throw new Error('expected encoding to fail');
 }
 
-function decodingError(packet: Packet, serializer: Serializer): SerializationError {
+function decodingError(carried: Carried, serializer: Serializer): SerializationError {
   try {
-    decodeMessage(packet, serializer);
+    decodeCarried(carried, serializer);
   } catch (error) {
     expect(error).to.be.instanceOf(SerializationError);
     return error as SerializationError;
@@ -127,12 +128,12 @@ function decodingError(packet: Packet, serializer: Serializer): SerializationErr
 }
 
 /** The packet with `from` replaced by `to` (same length) in its graph. */
-function withReplacedText(packet: Packet, from: string, to: string): Packet {
-  const graph = Buffer.from(packet.bodies[0] as Uint8Array);
+function withReplacedText(carried: Carried, from: string, to: string): Carried {
+  const graph = Buffer.from(carried.bodies[0] as Uint8Array);
   const at = graph.indexOf(from, 0, 'latin1');
   expect(at).to.be.greaterThan(-1);
   graph.write(to, at, 'latin1');
-  return { head: packet.head, bodies: [graph, ...packet.bodies.slice(1)] };
+  return { format: carried.format, bodies: [new Uint8Array(graph), ...carried.bodies.slice(1)] };
 }
 
 for (const makeSerializer of [() => new MsgpackSerializer(), () => new V8Serializer()]) {
@@ -228,7 +229,7 @@ for (const makeSerializer of [() => new MsgpackSerializer(), () => new V8Seriali
         for (const array of TYPED_ARRAYS) {
           const packet = encodeMessage(array, serializer);
           expect(packet.bodies, array.constructor.name).to.have.lengthOf(1);
-          expectSameBinary(decodeMessage(copyPacket(packet), serializer), array);
+          expectSameBinary(decodeCarried(overTheWire(packet), serializer), array);
         }
       });
 
@@ -241,8 +242,8 @@ for (const makeSerializer of [() => new MsgpackSerializer(), () => new V8Seriali
       it('sends a Float64Array of 1 element and of 4 MiB, decoding over the received body without copying', () => {
         expect(roundTrip(Float64Array.of(42.5), serializer)).to.deep.equal(Float64Array.of(42.5));
         const large = new Float64Array((4 * 1024 * 1024) / 8).map((_, index) => index * 0.5);
-        const received = copyPacket(encodeMessage(large, serializer));
-        const decoded = decodeMessage(received, serializer) as Float64Array;
+        const received = overTheWire(encodeMessage(large, serializer));
+        const decoded = decodeCarried(received, serializer) as Float64Array;
         expect(decoded).to.be.instanceOf(Float64Array);
         expect(decoded.buffer).to.equal((received.bodies[0] as Uint8Array).buffer);
         expect(decoded).to.deep.equal(large);
@@ -272,8 +273,8 @@ for (const makeSerializer of [() => new MsgpackSerializer(), () => new V8Seriali
         expect(packet.bodies.length).to.be.greaterThan(1);
         expect((packet.bodies[0] as Uint8Array).byteLength).to.be.lessThan(64);
         expect((packet.bodies[1] as Uint8Array).buffer).to.equal(samples.buffer);
-        const received = copyPacket(packet);
-        const decoded = decodeMessage(received, serializer) as { name: string; samples: Float64Array };
+        const received = overTheWire(packet);
+        const decoded = decodeCarried(received, serializer) as { name: string; samples: Float64Array };
         expect(decoded.samples.buffer).to.equal((received.bodies[1] as Uint8Array).buffer);
         expect(decoded).to.deep.equal({ name: 'run', samples });
       });
@@ -281,19 +282,19 @@ for (const makeSerializer of [() => new MsgpackSerializer(), () => new V8Seriali
       it('sends a small typed array inside a value inline', () => {
         const packet = encodeMessage({ samples: Float64Array.of(1, 2, 3) }, serializer);
         expect(packet.bodies).to.have.lengthOf(1);
-        expect(decodeMessage(copyPacket(packet), serializer)).to.deep.equal({ samples: Float64Array.of(1, 2, 3) });
+        expect(decodeCarried(overTheWire(packet), serializer)).to.deep.equal({ samples: Float64Array.of(1, 2, 3) });
       });
 
       it('honours outOfBandThreshold', () => {
         const eager = createSerializer(serializer.name as 'msgpack' | 'v8', { outOfBandThreshold: 8 });
         const packet = encodeMessage({ one: Float64Array.of(1), none: new Uint8Array(7) }, eager);
         expect(packet.bodies).to.have.lengthOf(2);
-        expect(decodeMessage(copyPacket(packet), eager)).to.deep.equal({ one: Float64Array.of(1), none: new Uint8Array(7) });
+        expect(decodeCarried(overTheWire(packet), eager)).to.deep.equal({ one: Float64Array.of(1), none: new Uint8Array(7) });
       });
 
-      it('keeps the head a few bytes long', () => {
-        expect(encodeMessage({ a: 1 }, serializer).head.byteLength).to.be.at.most(8);
-        expect(encodeMessage(Float64Array.of(1), serializer).head.byteLength).to.equal(2);
+      it('describes a message by one number: the type code of a binary value, the serializer otherwise', () => {
+        expect(encodeMessage(Float64Array.of(1), serializer).format).to.equal(typeCodeOf(Float64Array.of(1)));
+        expect(encodeMessage({ a: 1 }, serializer).format).to.equal(serializedFormat(serializer)).and.to.be.at.least(256);
       });
 
       it('leaves the sent value unchanged', () => {
@@ -335,18 +336,17 @@ for (const makeSerializer of [() => new MsgpackSerializer(), () => new V8Seriali
 
       it('detects a message made by another serializer', () => {
         const other = serializer.name === 'v8' ? new MsgpackSerializer() : new V8Serializer();
-        const error = decodingError(copyPacket(encodeMessage({ a: 1 }, other)), serializer);
+        const error = decodingError(overTheWire(encodeMessage({ a: 1 }, other)), serializer);
         expect(error.message).to.contain(`'${other.name}'`).and.contain(`'${serializer.name}'`);
       });
 
       it('rejects garbage', () => {
-        const head = encodeMessage({}, serializer).head;
-        decodingError({ head, bodies: [Uint8Array.of(0xc1, 0xff, 0x00, 0x13)] }, serializer);
-        decodingError({ head: Uint8Array.of(99), bodies: [new Uint8Array(1)] }, serializer);
+        decodingError({ format: serializedFormat(serializer), bodies: [Uint8Array.of(0xc1, 0xff, 0x00, 0x13)] }, serializer);
+        decodingError({ format: 99, bodies: [new Uint8Array(1)] }, serializer);
       });
 
       it('names an unknown class when decoding', () => {
-        const packet = withReplacedText(encodeMessage({ r: new Renamed() }, serializer), 'spec-known', 'spec-other');
+        const packet = withReplacedText(overTheWire(encodeMessage({ r: new Renamed() }, serializer)), 'spec-known', 'spec-other');
         const error = decodingError(packet, serializer);
         expect(error.message).to.contain("'spec-other'");
       });
@@ -395,23 +395,32 @@ describe('serialization specifics', () => {
     expect((decoded as Float64Array).byteOffset % 8).to.equal(0);
   });
 
-  it('copies every body of a captured packet into its own ArrayBuffer', () => {
+  it('copies every body of a captured message into its own buffer, keeping binary values of their type', () => {
     const samples = new Float64Array(1000);
-    const packet = encodeMessage({ samples, small: Uint8Array.of(1) }, new MsgpackSerializer());
-    const captured = copyPacket(packet);
-    captured.bodies.forEach((body, index) => {
-      expect(body.byteOffset).to.equal(0);
-      expect(body.buffer.byteLength).to.equal(body.byteLength);
-      expect(body.buffer).to.not.equal((packet.bodies[index] as Uint8Array).buffer);
+    const message = encodeMessage({ samples, small: Uint8Array.of(1) }, new MsgpackSerializer());
+    const frame = new Frame(FrameType.Eager, 0, 0, 0, 0, 0, 0, 0, 0, message.format, [...message.bodies], bodiesSize(message.bodies), 0, 0, message.ownsFirstBody);
+    copyBodies(frame);
+    const captured = frame.bodies;
+    captured.forEach((body, index) => {
+      const bytes = viewBytes(body);
+      expect(bytes.byteOffset).to.equal(0);
+      expect(bytes.buffer.byteLength).to.equal(bytes.byteLength);
+      if (index > 0) expect(bytes.buffer).to.not.equal((message.bodies[index] as Uint8Array).buffer);
     });
     samples[0] = 7;
-    expect((decodeMessage(captured, new MsgpackSerializer()) as { samples: Float64Array }).samples[0]).to.equal(0);
+    expect((decodeMessage(message.format, captured, new MsgpackSerializer()) as { samples: Float64Array }).samples[0]).to.equal(0);
+    const raw = Float64Array.of(1.5);
+    const rawFrame = new Frame(FrameType.Eager, 0, 0, 0, 0, 0, 0, 0, 0, typeCodeOf(raw) as number, [raw], 8);
+    copyBodies(rawFrame);
+    const copy = rawFrame.bodies[0];
+    expect(copy).to.be.instanceOf(Float64Array).and.not.equal(raw);
+    expect(copy).to.deep.equal(raw);
   });
 
-  it('adds packet lengths beyond 2^32 exactly', () => {
+  it('adds message lengths beyond 2^32 exactly', () => {
     const mebibyte = new ArrayBuffer(2 ** 20);
     const bodies = Array.from({ length: 2 ** 12 + 1 }, () => new Uint8Array(mebibyte));
-    expect(packetByteLength({ head: new Uint8Array(3), bodies })).to.equal(2 ** 32 + 2 ** 20 + 3);
+    expect(bodiesSize([new Uint8Array(3), ...bodies])).to.equal(2 ** 32 + 2 ** 20 + 3);
   });
 
   it('registers classes by name', () => {

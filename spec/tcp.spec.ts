@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { Connection } from '../transport/tcp/connection.js';
-import { FrameType } from '../transport/tcp/frame.js';
-import type { FrameHeader } from '../transport/tcp/frame.js';
-import type { Packet } from '../transport/device.js';
-import { TcpDevice } from '../transport/tcp/tcp-device.js';
+import { Frame, FrameType, NO_BODIES, bodiesSize } from '../src/engine/frame.js';
+import { FRAME_CHARGE } from '../src/engine/engine.js';
 import { closeAll, createMasters, runGroup } from './harness.js';
 
 /** A connected pair of real loopback sockets. */
@@ -19,42 +17,46 @@ async function socketPair(): Promise<[net.Socket, net.Socket]> {
 }
 
 describe('tcp device', function () {
-  it('parses frames split at arbitrary points, with empty and multiple bodies', async function () {
+  it('parses frames split at arbitrary points, with empty and multiple bodies, hellos and control frames', async function () {
     const [writer, reader] = await socketPair();
-    const frames: { header: FrameHeader; packet: Packet | undefined }[] = [];
-    new Connection(reader, { frame: (header, packet) => frames.push({ header, packet }), closed: () => {} });
+    const frames: Frame[] = [];
+    const hellos: { rank: number; payload: string }[] = [];
+    new Connection(reader, { frame: (frame) => frames.push(frame), hello: (rank, payload) => hellos.push({ rank, payload: payload.toString() }), closed: () => {} });
     // Serialize frames with a Connection on a throwaway pair, then replay the bytes in odd slices.
     const [capturing, capture] = await socketPair();
     const bytes: Buffer[] = [];
     capture.on('data', (chunk: Buffer) => bytes.push(chunk));
-    const sender = new Connection(capturing, { frame: () => {}, closed: () => {} });
-    const envelope = { context: 7, source: 1, destination: 2, tag: 0, flags: 0, sendId: 9 };
-    const packets: Packet[] = [
-      { head: Uint8Array.of(1, 2, 3), bodies: [Uint8Array.of(4, 5), new Uint8Array(0), new Uint8Array(100_000).fill(6)] },
-      { head: new Uint8Array(0), bodies: [] },
-      { head: Uint8Array.of(9), bodies: [new Uint8Array(70_000).fill(8)] },
+    const sender = new Connection(capturing, { frame: () => {}, hello: () => {}, closed: () => {} });
+    const bodies = [
+      [Uint8Array.of(4, 5), new Uint8Array(0), new Uint8Array(100_000).fill(6)],
+      [],
+      [Float64Array.of(1.5, -2), new Uint8Array(70_000).fill(8)],
     ];
-    for (const packet of packets) sender.sendPacket({ ...envelope, type: FrameType.Eager }, packet, false);
-    sender.sendControl({ ...envelope, type: FrameType.Ack, payloadLength: 0 });
-    const total = packets.reduce((sum, p) => sum + 32 + 8 + 8 * p.bodies.length + p.head.length + p.bodies.reduce((s, b) => s + b.length, 0), 32);
+    const message = (index: number) => new Frame(FrameType.Eager, 1, 7, 1, 2, index, 11, 3, 99, 8, bodies[index] as Uint8Array[], bodiesSize(bodies[index] as Uint8Array[]), 9, 640);
+    sender.hello(5, Buffer.from('job-x'));
+    for (let index = 0; index < bodies.length; index += 1) sender.send(message(index), undefined);
+    sender.send(new Frame(FrameType.Ack, 0, 7, 2, 1, 0, 0, 0, 0, 0, NO_BODIES, 0, 9, 64), undefined);
+    const total = 56 + 5 + bodies.reduce((sum, list) => sum + 56 + 8 * list.length + bodiesSize(list), 0) + 56;
     while (bytes.reduce((sum, chunk) => sum + chunk.length, 0) < total) await new Promise((resolve) => setTimeout(resolve, 5));
     const stream = Buffer.concat(bytes);
+    expect(stream.length).to.equal(total);
     for (let offset = 0, step = 1; offset < stream.length; offset += step, step = (step * 7 + 3) % 4093 || 1) {
       writer.write(stream.subarray(offset, offset + step));
       await new Promise((resolve) => setImmediate(resolve));
     }
     while (frames.length < 4) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(frames.map((frame) => frame.header.type)).to.deep.equal([FrameType.Eager, FrameType.Eager, FrameType.Eager, FrameType.Ack]);
+    expect(hellos).to.deep.equal([{ rank: 5, payload: 'job-x' }]);
+    expect(frames.map((frame) => frame.type)).to.deep.equal([FrameType.Eager, FrameType.Eager, FrameType.Eager, FrameType.Ack]);
     frames.slice(0, 3).forEach((frame, index) => {
-      expect(frame.header).to.include({ context: 7, source: 1, destination: 2, sendId: 9 });
-      expect([...(frame.packet as Packet).head]).to.deep.equal([...packets[index].head]);
-      expect((frame.packet as Packet).bodies.map((body) => Buffer.from(body).toString('hex'))).to.deep.equal(packets[index].bodies.map((body) => Buffer.from(body).toString('hex')));
+      expect(frame).to.include({ flags: 1, context: 7, source: 1, destination: 2, tag: index, operation: 11, root: 3, reduction: 99, format: 8, id: 9, credit: 640 });
+      expect(frame.bodies.map((body) => Buffer.from(body as Uint8Array).toString('hex'))).to.deep.equal((bodies[index] as Uint8Array[]).map((body) => Buffer.from(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)).toString('hex')));
     });
+    expect(frames[3]).to.include({ type: FrameType.Ack, id: 9, credit: 64, size: 0 });
     for (const socket of [writer, reader, capturing, capture]) socket.destroy();
   });
 
   it('holds a flood of large sends at the senders (rendezvous), not in the receiver', async function () {
-    const masters = await createMasters(2, { eagerLimit: 64 * 1024 });
+    const masters = await createMasters(2, { eagerLimit: 64 * 1024, sendBuffer: 128 * 1024 * 1024 });
     try {
       const count = 20;
       const size = 4 * 1024 * 1024;
@@ -69,11 +71,11 @@ describe('tcp device', function () {
           await member.sendSync(signal, 'all sent', peer);
           return;
         }
-        const device = masters[1].messenger.transport.device(0) as TcpDevice;
+        const engine = masters[1].engine;
         expect(await member.receive(signal, peer)).to.equal('all sent');
         // Every large message has announced itself, yet none of its data is held here.
-        expect(device.iprobe(0, { context: group.context, source: 0, destination: 1, tag: 0 })).to.equal(true);
-        expect(device.bufferedBytes()).to.equal(0);
+        expect(await member.probe(group, 0)).to.deep.equal({ source: 0, tag: 0, bytes: size });
+        expect(engine.stats.unexpectedBytes).to.equal(count * FRAME_CHARGE);
         for (let i = 0; i < count; i += 1) {
           const received = await member.receive<Uint8Array>(group, 0);
           expect(received.length).to.equal(size);

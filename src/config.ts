@@ -10,6 +10,8 @@ import type { Serializer } from './serialization/serializer.js';
 import { checkTable, parseForcedAlgorithms } from './collectives/selection.js';
 import type { SelectionTable } from './collectives/selection.js';
 import type { CollectiveName } from './collectives/algorithms.js';
+import { RELATIONS } from './engine/endpoints.js';
+import type { DeviceChoice, DeviceRules } from './engine/endpoints.js';
 
 export const TRANSPORTS = ['auto', 'local', 'tcp', 'shm', 'ucx'] as const;
 export type TransportName = (typeof TRANSPORTS)[number];
@@ -17,8 +19,12 @@ export const SERIALIZERS = ['msgpack', 'v8'] as const;
 export type SerializerName = (typeof SERIALIZERS)[number];
 
 export interface MasterOptions {
-  /** 'auto': members in one process talk in memory, other processes over TCP. */
+  /** 'auto': the best device for each pair of endpoints; a device name: that device wherever it can serve. */
   transport?: TransportName;
+  /** Per-relation device choices overriding `transport`, e.g. { host: 'tcp' } (CCJS_DEVICES='host=tcp'). */
+  devices?: Partial<DeviceRules>;
+  /** Endpoints per process: the process runs the script on its main thread and in threads − 1 worker threads (CCJS_THREADS). */
+  threads?: number;
   serializer?: SerializerName | Serializer;
   /** Bound for group formation, connecting, and detecting a lost peer (ms). */
   timeoutMs?: number;
@@ -26,6 +32,16 @@ export interface MasterOptions {
   config?: string;
   /** Messages above this many bytes use the rendezvous protocol. */
   eagerLimit?: number;
+  /** Bytes of unmatched messages each peer endpoint may leave here; a sender that would exceed it waits. */
+  receiveWindow?: number;
+  /** Bytes of large sendAsync data copied at the sender while waiting for receivers; past it sendAsync waits. */
+  sendBuffer?: number;
+  /** How long a waiting call spins on polling devices before it sleeps, in µs (0: never). */
+  spinMicroseconds?: number;
+  /** Log every endpoint's pending calls once when a call has waited this long (ms; off when unset). */
+  watchdogMs?: number;
+  /** Host identity for "same host" decisions (CCJS_HOST); default: host name + boot id. */
+  host?: string;
   /** Typed arrays nested in an object travel out of band from this many bytes on. */
   outOfBandThreshold?: number;
   /** Reject instances of unregistered classes instead of sending them as plain objects. */
@@ -50,6 +66,13 @@ export interface MasterOptions {
 
 export interface Config {
   readonly transport: TransportName;
+  readonly devices: Partial<DeviceRules>;
+  readonly threads: number;
+  readonly receiveWindow: number;
+  readonly sendBuffer: number;
+  readonly spinMicroseconds: number;
+  readonly watchdogMs: number | undefined;
+  readonly host: string | undefined;
   readonly serializer: SerializerName | Serializer;
   readonly timeoutMs: number;
   readonly eagerLimit: number;
@@ -69,6 +92,13 @@ const traceToStderr: TraceListener = (line) => void process.stderr.write(`${line
 
 const DEFAULTS: Config = {
   transport: 'auto',
+  devices: {},
+  threads: 1,
+  receiveWindow: 4 * 1024 * 1024,
+  sendBuffer: 64 * 1024 * 1024,
+  spinMicroseconds: 50,
+  watchdogMs: undefined,
+  host: undefined,
   serializer: 'msgpack',
   timeoutMs: 60_000,
   eagerLimit: 128 * 1024,
@@ -83,10 +113,34 @@ const DEFAULTS: Config = {
 };
 
 /** Keys a config file may hold; `collectives` is the algorithm selection table (see ccjtune). */
-const FILE_KEYS = ['transport', 'serializer', 'timeoutMs', 'eagerLimit', 'outOfBandThreshold', 'strictSerialization', 'interface', 'collectives', 'algorithms', 'trace'] as const;
+const FILE_KEYS = [
+  'transport',
+  'devices',
+  'threads',
+  'serializer',
+  'timeoutMs',
+  'eagerLimit',
+  'receiveWindow',
+  'sendBuffer',
+  'spinMicroseconds',
+  'watchdogMs',
+  'outOfBandThreshold',
+  'strictSerialization',
+  'interface',
+  'collectives',
+  'algorithms',
+  'trace',
+] as const;
 
 const ENVIRONMENT: Record<string, keyof Config> = {
   CCJS_TRANSPORT: 'transport',
+  CCJS_DEVICES: 'devices',
+  CCJS_THREADS: 'threads',
+  CCJS_RECEIVE_WINDOW: 'receiveWindow',
+  CCJS_SEND_BUFFER: 'sendBuffer',
+  CCJS_SPIN_US: 'spinMicroseconds',
+  CCJS_WATCHDOG_MS: 'watchdogMs',
+  CCJS_HOST: 'host',
   CCJS_SERIALIZER: 'serializer',
   CCJS_TIMEOUT_MS: 'timeoutMs',
   CCJS_EAGER_LIMIT: 'eagerLimit',
@@ -118,6 +172,20 @@ export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEn
   };
   return {
     transport: pick('transport', oneOf(TRANSPORTS)),
+    devices: pick('devices', deviceRules),
+    threads: pick('threads', positiveInteger),
+    receiveWindow: pick('receiveWindow', (value, source) => {
+      const window = integer(value, source, 4096);
+      if (window > 0xffff_ffff) throw new ConfigError(`${source} must be below 4 GiB, got ${window}`);
+      return window;
+    }),
+    sendBuffer: pick('sendBuffer', nonNegativeInteger),
+    spinMicroseconds: pick('spinMicroseconds', nonNegativeInteger),
+    watchdogMs: pick('watchdogMs', positiveInteger),
+    host: pick('host', (value, source) => {
+      if (typeof value !== 'string' || value === '') throw new ConfigError(`${source} must be a non-empty host identity, got ${JSON.stringify(value)}`);
+      return value;
+    }),
     serializer: pick('serializer', (value, source) => (typeof value === 'object' && value !== null ? (value as Serializer) : oneOf(SERIALIZERS)(value, source))),
     timeoutMs: pick('timeoutMs', positiveInteger),
     eagerLimit: pick('eagerLimit', nonNegativeInteger),
@@ -184,6 +252,29 @@ function positiveInteger(value: unknown, source: string): number {
 
 function nonNegativeInteger(value: unknown, source: string): number {
   return integer(value, source, 0);
+}
+
+const DEVICE_CHOICES: readonly DeviceChoice[] = ['auto', 'local', 'tcp', 'shm', 'ucx'];
+
+/** `{ host: 'tcp' }`, or CCJS_DEVICES='host=tcp,network=ucx'. */
+function deviceRules(value: unknown, source: string): Partial<DeviceRules> {
+  const entries =
+    typeof value === 'string'
+      ? value.split(',').map((entry) => {
+          const [relation, device] = entry.split('=').map((part) => part.trim());
+          if (device === undefined) throw new ConfigError(`${source} entry '${entry}' is not <relation>=<device>`);
+          return [relation, device] as const;
+        })
+      : typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.entries(value)
+        : undefined;
+  if (entries === undefined) throw new ConfigError(`${source} must be an object like { "host": "tcp" } or a string like 'host=tcp'`);
+  const rules: Partial<Record<string, DeviceChoice>> = {};
+  for (const [relation, device] of entries) {
+    if (!(RELATIONS as readonly string[]).includes(relation as string)) throw new ConfigError(`${source}: unknown relation '${relation}'; valid: ${RELATIONS.join(', ')}`);
+    rules[relation as string] = oneOf(DEVICE_CHOICES)(device, `${source}.${relation}`);
+  }
+  return rules as Partial<DeviceRules>;
 }
 
 function boolean(value: unknown, source: string): boolean {

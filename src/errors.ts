@@ -12,14 +12,18 @@ export class GroupError extends CCJError {}
 /** Something did not happen within the configured `timeoutMs`. */
 export class TimeoutError extends CCJError {}
 
-/** A peer process went away (connection closed or reset without `close()`). */
+/** A peer went away (connection closed or reset without `close()`); names its process and endpoint. */
 export class PeerLostError extends CCJError {
+  /** The lost endpoint (equal to processRank in jobs of one endpoint per process). */
+  readonly endpointRank: number;
+
   constructor(
     message: string,
     readonly processRank: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; endpointRank?: number },
   ) {
     super(message, options);
+    this.endpointRank = options?.endpointRank ?? processRank;
   }
 }
 

@@ -2,7 +2,9 @@
 export { ColGroupMaster } from '../groups/col-group-master.js';
 export { ColGroup } from '../groups/col-group.js';
 export { InactiveGroup } from '../groups/inactive-group.js';
-export { ColMember } from './member.js';
+export { ColMember, ANY_SOURCE, ANY_TAG } from './member.js';
+export type { MessageOptions, ReceivedMessage } from './member.js';
+export type { ProbeResult } from './engine/calls.js';
 export type { MasterOptions, TransportName, SerializerName, TraceListener } from './config.js';
 export type { CollectiveOptions } from './collectives/operations.js';
 export type { CollectiveName } from './collectives/algorithms.js';

@@ -6,32 +6,55 @@
  */
 import type { ColGroup } from '../groups/col-group.js';
 import type { ColGroupMaster } from '../groups/col-group-master.js';
-import { CCJError, GroupError, PeerLostError } from './errors.js';
-import { POINT_TO_POINT_TAG } from './messaging.js';
-import type { SendMode } from './messaging.js';
-import type { Request } from '../transport/request.js';
-import type { Packet } from '../transport/device.js';
+import { CCJError, GroupError } from './errors.js';
+import { ANY_SOURCE, ANY_TAG, SendMode } from './engine/calls.js';
+import type { CallOwner, ProbeResult } from './engine/calls.js';
+import { Delivery, MemberReceive, POINT_TO_POINT, checkSource, messageFrame, receiveTag, sendTag } from './messages.js';
 import * as collectives from './collectives/operations.js';
 import type { CollectiveOptions } from './collectives/operations.js';
 import type { ReductionLike } from '../reduction/reduction-object.js';
 import type { DividableData } from '../dividable/dividable-data.js';
 
-/** Collective tags wrap below 2^31 and never collide with the point-to-point tag. */
+export { ANY_SOURCE, ANY_TAG };
+
+/** Collective operation counters wrap below 2^31. */
 const TAG_LIMIT = 0x7fff_ffff;
 
+/** Options of point-to-point calls: a tag (0..2^31−1; receives and probes may pass ANY_TAG). */
+export interface MessageOptions {
+  readonly tag?: number;
+}
+
+/** What receiveMessage resolves with: the value and where it came from. */
+export interface ReceivedMessage<T> {
+  readonly value: T;
+  readonly source: number;
+  readonly tag: number;
+}
+
 /** What the library keeps about a member; reached through `memberCore(member)`. */
-export class MemberCore {
+export class MemberCore implements CallOwner {
   private masterRef: ColGroupMaster | undefined;
-  /** The member's id within its process: the order in which it was first added. */
+  /** The member's id within its endpoint: the order in which it was first added. */
   localId = -1;
   started: Promise<void> | undefined;
   finished = false;
+  /** Engine calls of this member still waiting (a run() returning with some forgot an await). */
+  pendingCalls = 0;
   private readonly collectiveCounters = new Map<number, number>();
+  /** The group of the last call and this member's rank in it (groups are immutable). */
+  private lastGroup: ColGroup | undefined;
+  private lastRank = -1;
 
   constructor(readonly member: ColMember) {}
 
   get name(): string {
     return this.member.constructor.name;
+  }
+
+  /** "member Worker #0 of process 1", for messages. */
+  get label(): string {
+    return `member ${this.name} #${this.localId}${this.masterRef ? ` of ${this.masterRef.label}` : ''}`;
   }
 
   get isRunning(): boolean {
@@ -57,43 +80,47 @@ export class MemberCore {
 
   /** This member's rank in `group`; GroupError naming the call if it is not a member. */
   rankIn(group: ColGroup, operation: string): number {
+    if (group === this.lastGroup) return this.lastRank;
     this.master(operation);
-    if (!group.has(this.member)) throw new GroupError(`${operation}: ${this.name} is not a member of group '${group.name}'`);
-    return group.getRank(this.member);
+    const rank = group.rankOf(this.member);
+    if (rank < 0) throw new GroupError(`${operation}: ${this.name} is not a member of group '${group.name}'`);
+    this.lastGroup = group;
+    this.lastRank = rank;
+    return rank;
   }
 
-  /** The tag of this member's next collective operation on `group` (CCJ 3.1). */
+  /** The tag of this member's next collective operation on `group` (CCJ 3.1); wraps, never overflows. */
   nextCollectiveTag(group: ColGroup): number {
-    const count = (this.collectiveCounters.get(group.context) ?? 0) + 1;
+    const count = ((this.collectiveCounters.get(group.context) ?? 0) % TAG_LIMIT) + 1;
     this.collectiveCounters.set(group.context, count);
-    return (count % TAG_LIMIT) + 1;
+    return count;
   }
 
-  isend(group: ColGroup, source: number, destination: number, tag: number, value: unknown, mode: SendMode, signature?: Uint8Array): Request<void> {
-    return this.master('send').messenger.isend(group, source, destination, tag, value, mode, signature);
+  /** Starts a point-to-point send of `value` (see SendMode). */
+  send(group: ColGroup, destination: number, value: unknown, mode: SendMode, operation: string, options: MessageOptions | undefined): Promise<void> {
+    const source = this.rankIn(group, operation);
+    group.checkRank(destination, operation, 'destination');
+    const tag = sendTag(options, operation);
+    const master = this.master(operation);
+    const frame = messageFrame(master.serializer, value, 0, group.context, source, destination, tag, POINT_TO_POINT);
+    return master.engine.send(group.route, frame, mode, this, operation);
   }
 
-  /** Sends and waits as `mode` says; a lost peer is restated in terms of this call. */
-  send(group: ColGroup, source: number, destination: number, tag: number, value: unknown, mode: SendMode, what: string, signature?: Uint8Array): Promise<void> {
-    return this.track(group, what, destination, this.isend(group, source, destination, tag, value, mode, signature));
+  /** Posts a point-to-point receive; its `result()` is the caller's promise. */
+  postReceive(group: ColGroup, source: number, operation: string, options: MessageOptions | undefined, delivery: Delivery): MemberReceive {
+    const destination = this.rankIn(group, operation);
+    checkSource(group, source, operation);
+    const tag = receiveTag(options, operation);
+    const master = this.master(operation);
+    const receive = new MemberReceive(group.route, operation, this, destination, source, tag, master.serializer, delivery, undefined);
+    master.engine.post(receive);
+    return receive;
   }
 
-  /** Receives and decodes, checking the sender's operation signature against `signature`. */
-  async receive<T>(group: ColGroup, destination: number, source: number, tag: number, what: string, signature?: Uint8Array): Promise<T> {
-    const messenger = this.master('receive').messenger;
-    const packet = await this.track<Packet>(group, what, source, messenger.irecv(group, destination, source, tag));
-    return messenger.decode<T>(packet, signature, () => `${what} rank ${source} of group '${group.name}' (rank ${destination} here)`);
-  }
-
-  private async track<T>(group: ColGroup, what: string, peer: number, request: Request<T>): Promise<T> {
-    try {
-      return await request.wait();
-    } catch (error) {
-      if (error instanceof PeerLostError) {
-        throw new PeerLostError(`${what} rank ${peer} of group '${group.name}' failed: ${error.message}`, error.processRank, { cause: error });
-      }
-      throw error;
-    }
+  probe(group: ColGroup, source: number, options: MessageOptions | undefined): Promise<ProbeResult> {
+    const destination = this.rankIn(group, 'probe');
+    checkSource(group, source, 'probe');
+    return this.master('probe').engine.probe(group.route, this, destination, source, receiveTag(options, 'probe'));
   }
 }
 
@@ -124,6 +151,7 @@ export abstract class ColMember {
         await master.memberFailed(this, error);
         throw error;
       }
+      master.memberReturned(core);
       await this.done();
     })();
     return core.started;
@@ -137,42 +165,67 @@ export abstract class ColMember {
     await core.master('done()').memberDone(this);
   }
 
-  // ---- point-to-point (CCJ 2.2) ----
+  // ---- point-to-point (CCJ 2.2, with MPI's tags and wildcards) ----
+  // Argument errors reject the returned promise (TypeError/RangeError) before anything is sent.
 
   /** Resolves once the receiver's receive has taken the message. */
-  async sendSync(group: ColGroup, object: unknown, destination: number): Promise<void> {
-    const source = this.#core.rankIn(group, 'sendSync');
-    group.checkRank(destination, 'sendSync destination');
-    await this.#core.send(group, source, destination, POINT_TO_POINT_TAG, object, 'synchronous', 'sendSync to');
+  sendSync(group: ColGroup, object: unknown, destination: number, options?: MessageOptions): Promise<void> {
+    try {
+      return this.#core.send(group, destination, object, SendMode.Synchronous, 'sendSync', options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  /** Resolves once the object is captured and handed to the transport; never waits for the receiver. */
-  async sendAsync(group: ColGroup, object: unknown, destination: number): Promise<void> {
-    const source = this.#core.rankIn(group, 'sendAsync');
-    group.checkRank(destination, 'sendAsync destination');
-    await this.#core.send(group, source, destination, POINT_TO_POINT_TAG, object, 'captured', 'sendAsync to');
+  /** Resolves once the object is captured and handed to the transport; never waits for its receive. */
+  sendAsync(group: ColGroup, object: unknown, destination: number, options?: MessageOptions): Promise<void> {
+    try {
+      return this.#core.send(group, destination, object, SendMode.Captured, 'sendAsync', options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async receive<T>(group: ColGroup, source: number): Promise<T> {
-    const destination = this.#core.rankIn(group, 'receive');
-    group.checkRank(source, 'receive source');
-    return this.#core.receive<T>(group, destination, source, POINT_TO_POINT_TAG, 'receive from');
+  /** The earliest-sent message from `source` (or ANY_SOURCE) with the tag (default 0, or ANY_TAG). */
+  receive<T>(group: ColGroup, source: number, options?: MessageOptions): Promise<T> {
+    try {
+      return this.#core.postReceive(group, source, 'receive', options, Delivery.Value).result<T>(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  /** Sends to `destination` and receives from `source` at the same time (MPI_Sendrecv). */
-  async sendReceive<T>(group: ColGroup, object: unknown, destination: number, source: number): Promise<T> {
+  /** Like receive, with the envelope: `{ value, source, tag }` (for ANY_SOURCE and ANY_TAG receives). */
+  receiveMessage<T>(group: ColGroup, source: number, options?: MessageOptions): Promise<ReceivedMessage<T>> {
+    try {
+      return this.#core.postReceive(group, source, 'receiveMessage', options, Delivery.Envelope).result<ReceivedMessage<T>>(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Resolves, without receiving it, with the envelope and size of the earliest message that fits. */
+  probe(group: ColGroup, source: number, options?: MessageOptions): Promise<ProbeResult> {
+    try {
+      return this.#core.probe(group, source, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Sends to `destination` and receives from `source` at the same time (MPI_Sendrecv); `options.tag` for both. */
+  async sendReceive<T>(group: ColGroup, object: unknown, destination: number, source: number, options?: MessageOptions): Promise<T> {
     const core = this.#core;
-    const rank = core.rankIn(group, 'sendReceive');
-    group.checkRank(destination, 'sendReceive destination');
-    group.checkRank(source, 'sendReceive source');
-    const sent = core.send(group, rank, destination, POINT_TO_POINT_TAG, object, 'captured', 'sendReceive to');
-    const [, received] = await Promise.all([sent, core.receive<T>(group, rank, source, POINT_TO_POINT_TAG, 'sendReceive from')]);
-    return received;
+    // Posted first, so that both sides of an exchange can send at once; waited for once sent.
+    const receive = core.postReceive(group, source, 'sendReceive', options, Delivery.Value);
+    const sent = core.send(group, destination, object, SendMode.Captured, 'sendReceive', options);
+    const [, value] = await Promise.all([sent, receive.result<T>(true)]);
+    return value;
   }
 
   /** Exchanges objects with `peer`: both sides call it and get the other's object. */
-  rendezvous<T>(group: ColGroup, object: unknown, peer: number): Promise<T> {
-    return this.sendReceive<T>(group, object, peer, peer);
+  rendezvous<T>(group: ColGroup, object: unknown, peer: number, options?: MessageOptions): Promise<T> {
+    return this.sendReceive<T>(group, object, peer, peer, options);
   }
 
   // ---- collectives (CCJ 2.3, plus MPI's allToAll, reduceScatter and scan) ----

@@ -1,59 +1,57 @@
 /**
- * The device layer, after F-MPJ's xxdev (seed 002, 4.1): non-blocking isend/irecv with requests,
- * probe, and messages identified by (context, source, destination, tag). A device moves opaque
- * packets between processes; what the bytes mean is the messaging layer's business.
+ * The device interface: a device only moves frames between endpoints, like a BTL under Open MPI's
+ * PML or a transport under Gloo's pairs. Matching, ordering, the eager and rendezvous protocols,
+ * flow control and progress are the engine's (src/engine/), written once for every device; a new
+ * device implements this interface and touches nothing above it.
  *
- * A device progresses either from events (sockets call back into it) or by polling: a device
- * that polls exposes `progress()`, and `Request.wait()` spins on it for a bounded time before it
- * blocks (seed 002, Figure 2), because on this kind of machine a blocked wake-up costs ~20 µs
- * while a spinning hop costs ~0.1 µs.
+ * A device is created before the job's endpoints know each other and publishes an address record
+ * (through the coordinator); once the world is known, the engine asks it to connect the peers the
+ * device table gave it. Frames to one peer arrive in the order they were sent.
  */
-import type { Request } from './request.js';
+import type { Frame } from '../src/engine/frame.js';
 
-/** A message as devices see it: a small head plus raw body parts, each its own aligned buffer. */
-export interface Packet {
-  readonly head: Uint8Array;
-  readonly bodies: readonly Uint8Array[];
+export type DeviceName = 'local' | 'tcp' | 'shm' | 'ucx';
+
+/** What the engine gives a device: where arriving frames and failures go. */
+export interface DeviceHost {
+  /** A frame from endpoint `peer` arrived; the engine owns it (and its bodies) from now on. */
+  deliver(peer: number, frame: Frame): void;
+  /** The link to `peer` failed (closed without goodbye, reset, timed out). */
+  lost(peer: number, error: Error): void;
 }
 
-/**
- * Where a message belongs. `context` is the group's job-wide id, `source` and `destination` are
- * ranks in that group, `tag` separates point-to-point traffic from each collective operation.
- */
-export interface Envelope {
-  readonly context: number;
-  readonly source: number;
-  readonly destination: number;
-  readonly tag: number;
+/** Told by a device once the bodies of a frame it kept may be reused. */
+export interface Releasable {
+  released(): void;
 }
 
-export interface SendOptions {
-  /** Complete only once the receiver has matched the message (sendSync, MPI_Ssend). */
-  readonly synchronous: boolean;
-  /** The caller will not wait for the request before reusing its buffers: copy what is kept. */
-  readonly callerReusesBuffers: boolean;
+/** A peer endpoint a device serves, with the record it published for this device. */
+export interface DevicePeer {
+  readonly rank: number;
+  readonly address: unknown;
 }
-
-/** Called by a device when a peer process is lost, so the layers above can fail fast. */
-export type PeerLostListener = (processRank: number, error: Error) => void;
 
 export interface Device {
-  readonly name: string;
+  readonly name: DeviceName;
+  /** What peers need to reach this endpoint through this device (published through the coordinator), or undefined. */
+  readonly address: unknown;
   /**
-   * Starts sending `packet` to a member in process `processRank`. The request completes when the
-   * packet's buffers may be reused (and, if synchronous, when the receiver matched it).
+   * Frames up to this many bytes are copied by `send` before it returns; for larger ones the
+   * engine passes a Releasable and keeps the bodies unchanged until it is told.
    */
-  isend(processRank: number, envelope: Envelope, packet: Packet, options: SendOptions): Request<void>;
-  /** Posts a receive for a message from a member in process `processRank` matching `envelope`. */
-  irecv(processRank: number, envelope: Envelope): Request<Packet>;
-  /** True when a message matching `envelope` has arrived and is not yet received. */
-  iprobe(processRank: number, envelope: Envelope): boolean;
-  /** Polling devices: advance communication, returning the number of events handled. */
+  readonly copyLimit: number;
+  /** Opens links to `peers`; resolves once every one of them is up. */
+  connect(peers: readonly DevicePeer[], host: DeviceHost): Promise<void>;
+  /**
+   * Sends `frame` to `peer`; the device owns the frame object from now on. Returns true when the
+   * bodies may be reused at once; otherwise calls `releasable.released()` once they may. Without a
+   * releasable (frames within `copyLimit`, control frames) it must return true.
+   */
+  send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean;
+  /** Polling devices: moves what arrived into the engine and returns how many frames that was. */
   progress?(): number;
-  /** Fails every pending request involving `processRank` and every later one. */
-  markLost(processRank: number, error: Error): void;
-  /** Counts of messages that arrived but were never received, by envelope (reported at close). */
-  unreceived(): Map<string, number>;
-  /** Flushes outgoing data, says goodbye to peers and releases sockets, memory and threads. */
+  /** Drops the link to `peer`, which was lost. */
+  disconnect(peer: number): void;
+  /** Flushes what was sent, closes every link and releases sockets, memory and handles. */
   close(): Promise<void>;
 }

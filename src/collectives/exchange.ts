@@ -9,15 +9,9 @@ export function otherRanks(rank: number, size: number): number[] {
   return [...Array(size).keys()].filter((peer) => peer !== rank);
 }
 
-/**
- * MPI_Irecv: posts the receive from `source` now, for the caller to await later (possibly after
- * other awaits). A failure surfaces where the promise is awaited, not as an unhandled rejection
- * in the meantime.
- */
+/** MPI_Irecv: posts the receive from `source` now, for the caller to await later (see CollectiveContext.postReceive). */
 export function postReceive<T>(context: CollectiveContext, source: number): Promise<T> {
-  const received = context.receive<T>(source);
-  received.catch(() => undefined);
-  return received;
+  return context.postReceive<T>(source);
 }
 
 /**
@@ -25,9 +19,8 @@ export function postReceive<T>(context: CollectiveContext, source: number): Prom
  * waits for both. Posting first lets every member of a ring or a pairwise round send at once
  * without deadlock, even when large sends wait for their receiver (TCP rendezvous).
  */
-export async function sendReceive<T>(context: CollectiveContext, destination: number, value: unknown, source: number): Promise<T> {
-  const [received] = await Promise.all([context.receive<T>(source), context.send(destination, value)]);
-  return received;
+export function sendReceive<T>(context: CollectiveContext, destination: number, value: unknown, source: number): Promise<T> {
+  return context.sendReceive<T>(destination, value, source);
 }
 
 /** The result of a flat exchange, by rank: `own` at `rank`, `incoming[i]` at `peers[i]`. */

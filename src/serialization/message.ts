@@ -1,80 +1,63 @@
 /**
- * The messaging layer's codec between values and packets. A packet's head says how to read its
- * bodies:
- *   [RAW, type code]               a top-level binary value; its bytes are the one body, with no
- *                                  serializer involved (the common case of numeric arrays)
- *   [SERIALIZED, serializer name]  bodies are the serializer's parts: graph, then out-of-band
- *                                  buffers; the name catches processes configured differently
- * Heads are shared between packets: nothing may write into them.
+ * The codec between values and message bodies. A message's `format` says how its bodies read:
+ *   below 256         a top-level binary value of that type code; its bytes are the one body, with
+ *                     no serializer involved (the common case of numeric arrays)
+ *   SERIALIZED | id   bodies are a serializer's parts: graph, then out-of-band buffers; the id (a
+ *                     hash of the serializer's name) catches processes configured differently
  */
-import type { Packet } from '../../transport/device.js';
 import { SerializationError } from '../errors.js';
 import type { Serializer } from './serializer.js';
-import { fromBytes, typeCodeOf, typeNameOf, viewBytes, type BinaryValue } from './typed-arrays.js';
+import { fromBytes, typeCodeOf, typeNameOf, type BinaryValue } from './typed-arrays.js';
 
-const enum HeadKind {
-  Raw = 1,
-  Serialized = 2,
+const SERIALIZED = 0x8000_0000;
+
+/** A value turned into bodies. */
+export interface EncodedMessage {
+  readonly format: number;
+  readonly bodies: BinaryValue[];
+  /** True when nothing else refers to the first body (a serializer's fresh output), so it need not be copied. */
+  readonly ownsFirstBody: boolean;
 }
 
-const textEncoder = new TextEncoder();
-const textDecoder = new TextDecoder();
+const serializerNames = new Map<number, string>();
+const formats = new WeakMap<Serializer, number>();
 
-const rawHeads: Uint8Array[] = [];
-const serializedHeads = new WeakMap<Serializer, Uint8Array>();
-
-function rawHead(code: number): Uint8Array {
-  return (rawHeads[code] ??= Uint8Array.of(HeadKind.Raw, code));
-}
-
-function serializedHead(serializer: Serializer): Uint8Array {
-  let head = serializedHeads.get(serializer);
-  if (head === undefined) {
-    const name = textEncoder.encode(serializer.name);
-    head = new Uint8Array(1 + name.byteLength);
-    head[0] = HeadKind.Serialized;
-    head.set(name, 1);
-    serializedHeads.set(serializer, head);
+/** The format of messages `serializer` encodes. */
+export function serializedFormat(serializer: Serializer): number {
+  let format = formats.get(serializer);
+  if (format === undefined) {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < serializer.name.length; i += 1) hash = Math.imul(hash ^ serializer.name.charCodeAt(i), 0x01000193);
+    format = (SERIALIZED | (hash >>> 1)) >>> 0;
+    formats.set(serializer, format);
+    serializerNames.set(format, serializer.name);
   }
-  return head;
+  return format;
 }
 
-/** The packet for `value`; its bodies share memory with binary values inside `value`. */
-export function encodeMessage(value: unknown, serializer: Serializer): Packet {
+/** The bodies of `value`; a binary value (or its parts inside an object) shares memory with them. */
+export function encodeMessage(value: unknown, serializer: Serializer): EncodedMessage {
   const code = typeCodeOf(value);
-  if (code !== undefined) return { head: rawHead(code), bodies: [viewBytes(value as BinaryValue)] };
+  if (code !== undefined) return { format: code, bodies: [value as BinaryValue], ownsFirstBody: false };
   const parts = serializer.encode(value);
-  return { head: serializedHead(serializer), bodies: parts instanceof Uint8Array ? [parts] : parts };
+  return { format: serializedFormat(serializer), bodies: parts instanceof Uint8Array ? [parts] : parts, ownsFirstBody: true };
 }
 
-/** The value `packet` carries. Binary values are built over the bodies' memory where alignment allows. */
-export function decodeMessage(packet: Packet, serializer: Serializer): unknown {
-  const { head, bodies } = packet;
-  const graph = bodies[0];
-  if (graph === undefined) throw new SerializationError('cannot decode a message without a body');
-  switch (head[0]) {
-    case HeadKind.Raw: {
-      const code = head[1] as number;
-      if (head.byteLength !== 2 || bodies.length !== 1) throw new SerializationError(`corrupt message head for a ${typeNameOf(code)}`);
-      return fromBytes(code, graph);
-    }
-    case HeadKind.Serialized: {
-      const expected = serializedHead(serializer);
-      if (!sameBytes(head, expected)) {
-        const senderName = textDecoder.decode(head.subarray(1));
-        throw new SerializationError(
-          `a message encoded with the '${senderName}' serializer cannot be decoded with the '${serializer.name}' serializer: configure every process with the same one`,
-        );
-      }
-      return bodies.length === 1 ? serializer.decode(graph) : serializer.decode(graph, bodies.slice(1));
-    }
-    default:
-      throw new SerializationError(`not a ccjs message: unknown head kind ${String(head[0])}`);
+/** The value a message of `format` carries. Binary values are built over the bodies' memory where alignment allows. */
+export function decodeMessage(format: number, bodies: readonly BinaryValue[], serializer: Serializer): unknown {
+  const first = bodies[0];
+  if (first === undefined) throw new SerializationError('cannot decode a message without a body');
+  if (format < 256) {
+    if (bodies.length !== 1) throw new SerializationError(`corrupt message: a ${typeNameOf(format)} in ${bodies.length} bodies`);
+    return fromBytes(format, first);
   }
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  for (let index = 0; index < a.byteLength; index++) if (a[index] !== b[index]) return false;
-  return true;
+  const expected = serializedFormat(serializer);
+  if (format !== expected) {
+    const sender = serializerNames.get(format);
+    throw new SerializationError(
+      `a message encoded with ${sender === undefined ? 'another serializer' : `the '${sender}' serializer`} cannot be decoded with the '${serializer.name}' serializer: configure every process with the same one`,
+    );
+  }
+  for (const body of bodies) if (!(body instanceof Uint8Array)) throw new SerializationError('corrupt message: serialized parts must be bytes');
+  return bodies.length === 1 ? serializer.decode(first as Uint8Array) : serializer.decode(first as Uint8Array, bodies.slice(1) as Uint8Array[]);
 }

@@ -15,6 +15,8 @@ interface BinaryType {
   /** A prototype that identifies the type; subclasses are found through their prototype chain. */
   readonly prototype: object;
   readonly build: (buffer: ArrayBuffer, byteOffset: number, byteLength: number) => BinaryValue;
+  /** A copy of the same type owning exactly its bytes, made without touching `.buffer` where possible. */
+  readonly copy: (value: BinaryValue) => BinaryValue;
 }
 
 type TypedArrayConstructor =
@@ -37,6 +39,8 @@ function typedArrayType(ctor: TypedArrayConstructor): BinaryType {
     bytesPerElement,
     prototype: ctor.prototype,
     build: (buffer, byteOffset, byteLength) => new ctor(buffer, byteOffset, byteLength / bytesPerElement),
+    // Same-type construction is a memcpy; small arrays stay on V8's heap (no ArrayBuffer is made).
+    copy: (value) => new ctor(value as InstanceType<TypedArrayConstructor> as never),
   };
 }
 
@@ -58,12 +62,23 @@ const BINARY_TYPES: readonly BinaryType[] = [
     bytesPerElement: 1,
     prototype: Buffer.prototype,
     build: (buffer, byteOffset, byteLength) => Buffer.from(buffer, byteOffset, byteLength),
+    // Not Buffer.from(value): small Buffers would share Node's pool slab.
+    copy: (value) => {
+      const source = value as Buffer;
+      const copy = Buffer.allocUnsafeSlow(source.byteLength);
+      source.copy(copy);
+      return copy;
+    },
   },
   {
     name: 'DataView',
     bytesPerElement: 1,
     prototype: DataView.prototype,
     build: (buffer, byteOffset, byteLength) => new DataView(buffer, byteOffset, byteLength),
+    copy: (value) => {
+      const view = value as DataView;
+      return new DataView((view.buffer as ArrayBuffer).slice(view.byteOffset, view.byteOffset + view.byteLength));
+    },
   },
   {
     name: 'ArrayBuffer',
@@ -72,6 +87,7 @@ const BINARY_TYPES: readonly BinaryType[] = [
     // An ArrayBuffer cannot be a window on another one: zero-copy only when the bytes are all of it.
     build: (buffer, byteOffset, byteLength) =>
       byteOffset === 0 && byteLength === buffer.byteLength ? buffer : buffer.slice(byteOffset, byteOffset + byteLength),
+    copy: (value) => (value as ArrayBuffer).slice(0),
   },
 ];
 
@@ -79,10 +95,15 @@ const BINARY_TYPES: readonly BinaryType[] = [
 export type TypeCode = number;
 
 const codeByPrototype = new Map<object, TypeCode>(BINARY_TYPES.map((type, code) => [type.prototype, code]));
+/** The same prototypes in code order: a scan of a few pointer comparisons beats a map lookup here. */
+const prototypes: readonly object[] = BINARY_TYPES.map((type) => type.prototype);
 
 /** The type code of a binary value, or undefined when `value` is not one. Subclasses get their base type's code. */
 export function typeCodeOf(value: unknown): TypeCode | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
+  // The common case: an instance of one of the types itself.
+  const direct = prototypes.indexOf(Object.getPrototypeOf(value) as object);
+  if (direct >= 0) return direct;
   if (!ArrayBuffer.isView(value) && !(value instanceof ArrayBuffer)) return undefined;
   for (let prototype: object | null = Object.getPrototypeOf(value); prototype !== null; prototype = Object.getPrototypeOf(prototype)) {
     const code = codeByPrototype.get(prototype);
@@ -106,13 +127,21 @@ export function copyBytes(bytes: Uint8Array): Uint8Array {
   return new Uint8Array(bytes);
 }
 
+/** A copy of a binary value (of type `code`), of the same type and owning exactly its bytes. */
+export function copyBinary(code: TypeCode, value: BinaryValue): BinaryValue {
+  return (BINARY_TYPES[code] as BinaryType).copy(value);
+}
+
 /**
  * Rebuilds the value of type `code` over `bytes`: a view on the same memory when `bytes` is
- * suitably aligned, otherwise over an aligned copy.
+ * suitably aligned, otherwise over an aligned copy. `bytes` already of that type (a copy made in
+ * this process) is the value itself.
  */
-export function fromBytes(code: TypeCode, bytes: Uint8Array): BinaryValue {
+export function fromBytes(code: TypeCode, bytes: BinaryValue): BinaryValue {
   const type = BINARY_TYPES[code];
   if (type === undefined) throw new SerializationError(`cannot decode binary data of unknown type code ${code}`);
+  if (Object.getPrototypeOf(bytes) === type.prototype) return bytes;
+  if (!(bytes instanceof Uint8Array)) return fromBytes(code, viewBytes(bytes));
   const { byteLength } = bytes;
   if (byteLength % type.bytesPerElement !== 0) {
     throw new SerializationError(`cannot decode a ${type.name} from ${byteLength} bytes: not a multiple of ${type.bytesPerElement}`);
@@ -132,4 +161,29 @@ const MAX_INLINE_BYTES = 0xffff_ffff;
 /** Whether a binary value of `byteLength` bytes travels beside the graph instead of inside it. */
 export function travelsOutOfBand(byteLength: number, threshold: number): boolean {
   return byteLength >= threshold || byteLength > MAX_INLINE_BYTES;
+}
+
+const elementViews: readonly (((buffer: ArrayBuffer, byteOffset: number, length: number) => { set(source: ArrayLike<number> | ArrayLike<bigint>): void }) | undefined)[] = BINARY_TYPES.map((type, code) =>
+  code <= 10 ? (buffer: ArrayBuffer, byteOffset: number, length: number) => type.build(buffer, byteOffset, length * type.bytesPerElement) as unknown as { set(source: ArrayLike<number>): void } : undefined,
+);
+
+/**
+ * Copies the bytes of a binary value into `target` at `offset`. A small typed array is copied
+ * through a view of its own type on the target, which avoids materialising its ArrayBuffer (V8
+ * keeps small typed arrays on its heap, and reading `.buffer` moves them off it: ~0.25 µs).
+ */
+export function writeBinary(target: Uint8Array, offset: number, value: BinaryValue): void {
+  if (value instanceof Uint8Array) {
+    target.set(value, offset);
+    return;
+  }
+  const code = typeCodeOf(value) as TypeCode;
+  const type = BINARY_TYPES[code] as BinaryType;
+  const view = elementViews[code];
+  const start = target.byteOffset + offset;
+  if (view !== undefined && start % type.bytesPerElement === 0) {
+    view(target.buffer as ArrayBuffer, start, value.byteLength / type.bytesPerElement).set(value as unknown as ArrayLike<number>);
+    return;
+  }
+  target.set(viewBytes(value), offset);
 }

@@ -1,53 +1,30 @@
 /**
- * The in-process device: members in the same process. Delivery copies the packet's bodies, so a
- * receiver gets its own copy (CCJ's semantics) and the sender may reuse its buffers at once.
+ * The in-process device: members of one endpoint. It delivers a frame at once, with copies of its
+ * bodies (a binary value is copied as its own type, which keeps small typed arrays on V8's heap),
+ * so the receiver owns what it gets and the sender may reuse its buffers when `send` returns.
  */
-import type { Device, Envelope, Packet, SendOptions } from '../device.js';
-import { MatchingQueues } from '../matching.js';
-import { Request } from '../request.js';
-import { copyPacket } from '../packet.js';
-
-interface LocalArrival {
-  readonly packet: Packet;
-  /** Completes a synchronous send once the message is matched. */
-  readonly matched: Request<void> | undefined;
-}
+import type { Device, DeviceHost, DevicePeer } from '../device.js';
+import { copyBodies } from '../../src/engine/frame.js';
+import type { Frame } from '../../src/engine/frame.js';
 
 export class LocalDevice implements Device {
   readonly name = 'local';
-  private readonly queues = new MatchingQueues<LocalArrival, Request<Packet>>();
+  readonly address = undefined;
+  readonly copyLimit = Infinity;
+  private host: DeviceHost | undefined;
 
-  isend(_processRank: number, envelope: Envelope, packet: Packet, options: SendOptions): Request<void> {
-    const copy = copyPacket(packet);
-    const matched = options.synchronous ? new Request<void>() : undefined;
-    const receive = this.queues.arrive(envelope, { packet: copy, matched });
-    if (receive) {
-      receive.complete(copy);
-      return Request.completed<void>(undefined);
-    }
-    return matched ?? Request.completed<void>(undefined);
+  async connect(_peers: readonly DevicePeer[], host: DeviceHost): Promise<void> {
+    this.host = host;
   }
 
-  irecv(_processRank: number, envelope: Envelope): Request<Packet> {
-    const receive = new Request<Packet>();
-    const arrival = this.queues.post(envelope, receive);
-    if (arrival) {
-      arrival.matched?.complete(undefined);
-      receive.complete(arrival.packet);
-    }
-    return receive;
+  send(peer: number, frame: Frame): boolean {
+    copyBodies(frame);
+    this.host?.deliver(peer, frame);
+    return true;
   }
 
-  iprobe(_processRank: number, envelope: Envelope): boolean {
-    return this.queues.probe(envelope);
-  }
-
-  /** Members in one process cannot lose each other. */
-  markLost(): void {}
-
-  unreceived(): Map<string, number> {
-    return this.queues.unreceived();
-  }
+  /** Members of one endpoint cannot lose each other. */
+  disconnect(): void {}
 
   async close(): Promise<void> {}
 }

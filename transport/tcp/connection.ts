@@ -1,39 +1,47 @@
 /**
- * One framed TCP connection to a peer process. Writing: small frames are coalesced into a single
- * buffer (one syscall); large ones are written as a corked header plus zero-copy views of the
- * bodies (one writev). Reading: a state machine that copies each socket chunk straight into the
- * final, separately allocated body buffers, so typed arrays are rebuilt over them without copies.
+ * One framed TCP connection to a peer endpoint. Writing: frames up to COALESCE_BYTES are copied
+ * into a single buffer (one syscall, and the caller's bodies are free at once); larger ones are
+ * written as a corked header plus zero-copy views of the bodies (one writev), released once the
+ * kernel has them. Reading: a state machine that copies each socket chunk straight into the final,
+ * separately allocated body buffers, so typed arrays are rebuilt over them without copies.
  */
 import type { Socket } from 'node:net';
-import type { Packet } from '../device.js';
-import { FrameType, HEADER_BYTES, readHeader, readUInt64, writeHeader, writeUInt64 } from './frame.js';
-import type { FrameHeader } from './frame.js';
+import { Frame, FrameType } from '../../src/engine/frame.js';
+import { viewBytes, writeBinary } from '../../src/serialization/typed-arrays.js';
+import type { Releasable } from '../device.js';
+import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, readHeader, readUInt64, writeHeader, writeUInt64 } from '../wire.js';
+import { TransportError } from '../../src/errors.js';
 
 /** Frames up to this size are copied into one buffer: cheaper than a writev of small pieces. */
-const COALESCE_BYTES = 64 * 1024;
+export const COALESCE_BYTES = 64 * 1024;
+/** A device-level frame: the dialling endpoint introduces itself (source = its rank, payload = job id). */
+export const HELLO_FRAME = LAST_ENGINE_FRAME_TYPE + 1;
+/** More bodies than any message of ours has: a corrupt or hostile frame. */
+const MAX_BODIES = 1 << 16;
+/** A hello's payload is a job id. */
+const MAX_HELLO_BYTES = 4096;
 
 export interface FrameHandler {
-  /** `packet` for Eager and Data frames, `payload` for other frames that carry bytes (Hello). */
-  frame(header: FrameHeader, packet: Packet | undefined, payload: Buffer | undefined): void;
+  frame(frame: Frame): void;
+  hello(rank: number, payload: Buffer): void;
   closed(error: Error | undefined): void;
 }
 
 type ReadState =
   | { step: 'header' }
-  | { step: 'counts'; header: FrameHeader }
-  | { step: 'layout'; header: FrameHeader; headLength: number; bodyCount: number }
-  | { step: 'bodies'; header: FrameHeader; head: Uint8Array; bodies: Uint8Array[]; index: number }
-  | { step: 'payload'; header: FrameHeader };
+  | { step: 'lengths'; frame: Frame; count: number }
+  | { step: 'bodies'; frame: Frame; bodies: Uint8Array[]; index: number }
+  | { step: 'hello'; rank: number };
+
+const HEADER_STATE: ReadState = { step: 'header' };
 
 export class Connection {
-  private state: ReadState = { step: 'header' };
-  /** The item being filled (header, counts, layout, a body or a payload) and how full it is. */
+  private state: ReadState = HEADER_STATE;
+  /** The item being filled (header, body lengths, a body or a hello payload) and how full it is. */
   private target: Uint8Array;
-  /** Headers and body counts are parsed as soon as they are complete, so one scratch each will do. */
   private readonly headerScratch = Buffer.allocUnsafe(HEADER_BYTES);
-  private readonly countsScratch = Buffer.allocUnsafe(8);
   private filled = 0;
-  private closedError: Error | undefined | null = null;
+  private closedError: Error | undefined;
 
   constructor(
     readonly socket: Socket,
@@ -44,59 +52,56 @@ export class Connection {
     socket.on('error', (error) => {
       this.closedError = error;
     });
-    socket.on('close', () => this.handler.closed(this.closedError ?? undefined));
+    socket.on('close', () => this.handler.closed(this.closedError));
   }
 
   setHandler(handler: FrameHandler): void {
     this.handler = handler;
   }
 
-  /** A frame without message payload (RTS, CTS, ACK, Goodbye, Hello). */
-  sendControl(header: FrameHeader, payload?: Uint8Array): void {
-    const buffer = Buffer.allocUnsafe(HEADER_BYTES + (payload?.byteLength ?? 0));
-    writeHeader(buffer, 0, { ...header, payloadLength: payload?.byteLength ?? 0 });
-    if (payload) buffer.set(payload, HEADER_BYTES);
+  hello(rank: number, payload: Uint8Array): void {
+    const buffer = Buffer.allocUnsafe(HEADER_BYTES + payload.byteLength);
+    writeHeader(buffer, 0, new Frame(HELLO_FRAME as FrameType, 0, 0, rank, 0, 0, 0, 0, 0, 0, [], payload.byteLength));
+    buffer.set(payload, HEADER_BYTES);
     this.socket.write(buffer);
   }
 
   /**
-   * An Eager or Data frame. With `copy`, or when small, the frame is copied into one buffer and
-   * the packet may be reused at once; otherwise `written` runs once the kernel has the bytes.
+   * Writes a frame. Returns true when its bodies may be reused at once (it was copied); otherwise
+   * `releasable` is told once the kernel has them. Without a releasable the frame is always copied.
    */
-  sendPacket(header: Omit<FrameHeader, 'payloadLength'>, packet: Packet, copy: boolean, written?: () => void): void {
-    const layoutBytes = 8 + 8 * packet.bodies.length + packet.head.byteLength;
-    let bodyBytes = 0;
-    for (const body of packet.bodies) bodyBytes += body.byteLength;
-    const prefix = HEADER_BYTES + layoutBytes;
-    const coalesce = copy || prefix + bodyBytes <= COALESCE_BYTES;
-    const first = Buffer.allocUnsafe(coalesce ? prefix + bodyBytes : prefix);
-    writeHeader(first, 0, { ...header, payloadLength: layoutBytes + bodyBytes });
-    first.writeUInt32LE(packet.head.byteLength, HEADER_BYTES);
-    first.writeUInt32LE(packet.bodies.length, HEADER_BYTES + 4);
-    let offset = HEADER_BYTES + 8;
-    for (const body of packet.bodies) {
+  send(frame: Frame, releasable: Releasable | undefined): boolean {
+    const { bodies } = frame;
+    const prefix = HEADER_BYTES + 8 * bodies.length;
+    // Not frame.size: a ReadyToSend announces a size but carries no bodies.
+    const carried = bodies.length === 0 ? 0 : frame.size;
+    const coalesce = releasable === undefined || prefix + carried <= COALESCE_BYTES;
+    const first = Buffer.allocUnsafe(coalesce ? prefix + carried : prefix);
+    writeHeader(first, 0, frame);
+    let offset = HEADER_BYTES;
+    for (const body of bodies) {
       writeUInt64(first, offset, body.byteLength);
       offset += 8;
     }
-    first.set(packet.head, offset);
-    offset += packet.head.byteLength;
     if (coalesce) {
-      for (const body of packet.bodies) {
-        first.set(body, offset);
+      for (const body of bodies) {
+        writeBinary(first, offset, body);
         offset += body.byteLength;
       }
-      this.socket.write(first, written && (() => written()));
-      return;
+      this.socket.write(first);
+      return true;
     }
     this.socket.cork();
     this.socket.write(first);
-    const nonEmpty = packet.bodies.filter((body) => body.byteLength > 0);
+    const nonEmpty = bodies.filter((body) => body.byteLength > 0);
     nonEmpty.forEach((body, index) => {
-      const view = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-      this.socket.write(view, index === nonEmpty.length - 1 && written ? () => written() : undefined);
+      const bytes = viewBytes(body);
+      const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      this.socket.write(view, index === nonEmpty.length - 1 ? () => releasable?.released() : undefined);
     });
     this.socket.uncork();
-    if (nonEmpty.length === 0) written?.();
+    if (nonEmpty.length === 0) return true;
+    return false;
   }
 
   /** Flushes what was written and closes; resolves when the socket is gone. */
@@ -122,6 +127,12 @@ export class Connection {
   private parse(chunk: Buffer): void {
     let offset = 0;
     while (offset < chunk.length) {
+      // A whole header in the chunk is read in place, without copying it into the scratch buffer.
+      if (this.state === HEADER_STATE && this.filled === 0 && chunk.length - offset >= HEADER_BYTES) {
+        this.header(chunk, offset);
+        offset += HEADER_BYTES;
+        continue;
+      }
       const take = Math.min(this.target.byteLength - this.filled, chunk.length - offset);
       this.target.set(chunk.subarray(offset, offset + take), this.filled);
       this.filled += take;
@@ -129,56 +140,70 @@ export class Connection {
       if (this.filled === this.target.byteLength) this.advance();
     }
     // A frame may end on a zero-length item: finish it without waiting for more bytes.
-    while (this.filled === this.target.byteLength && this.state.step !== 'header') this.advance();
+    while (this.filled === this.target.byteLength && this.state !== HEADER_STATE) this.advance();
   }
 
   /** The current item is full: move the state machine to the next one. */
   private advance(): void {
     const state = this.state;
-    const full = this.target as Buffer;
     switch (state.step) {
-      case 'header': {
-        const header = readHeader(full, 0);
-        if (header.type === FrameType.Eager || header.type === FrameType.Data) {
-          this.expect({ step: 'counts', header }, this.countsScratch);
-        } else if (header.payloadLength > 0) {
-          this.expect({ step: 'payload', header }, Buffer.allocUnsafe(header.payloadLength));
-        } else {
-          this.handler.frame(header, undefined, undefined);
-          this.expectHeader();
-        }
+      case 'header':
+        this.header(this.headerScratch, 0);
         return;
-      }
-      case 'counts': {
-        const headLength = full.readUInt32LE(0);
-        const bodyCount = full.readUInt32LE(4);
-        this.expect({ step: 'layout', header: state.header, headLength, bodyCount }, Buffer.allocUnsafe(8 * bodyCount + headLength));
-        return;
-      }
-      case 'layout': {
+      case 'lengths': {
+        const lengths = this.target as Buffer;
         const bodies: Uint8Array[] = [];
-        for (let i = 0; i < state.bodyCount; i += 1) bodies.push(freshBytes(readUInt64(full, 8 * i)));
-        const head = new Uint8Array(full.buffer, full.byteOffset + 8 * state.bodyCount, state.headLength);
-        this.nextBody({ step: 'bodies', header: state.header, head, bodies, index: 0 });
+        let total = 0;
+        for (let i = 0; i < state.count; i += 1) {
+          const length = readUInt64(lengths, 8 * i);
+          total += length;
+          bodies.push(freshBytes(length));
+        }
+        if (total !== state.frame.size) throw new TransportError(`bad frame: bodies of ${total} bytes in a message of ${state.frame.size}`);
+        state.frame.bodies = bodies;
+        this.nextBody({ step: 'bodies', frame: state.frame, bodies, index: 0 });
         return;
       }
       case 'bodies':
-        this.nextBody({ ...state, index: state.index + 1 });
+        this.nextBody({ step: 'bodies', frame: state.frame, bodies: state.bodies, index: state.index + 1 });
         return;
-      case 'payload':
-        this.handler.frame(state.header, undefined, full);
+      case 'hello': {
+        const payload = this.target as Buffer;
         this.expectHeader();
+        this.handler.hello(state.rank, payload);
         return;
+      }
     }
+  }
+
+  /** A header is complete in `source` at `offset`. */
+  private header(source: Buffer, offset: number): void {
+    const frame = readHeader(source, offset);
+    const count = bodyCountOf(source, offset);
+    if (frame.type === (HELLO_FRAME as FrameType)) {
+      if (frame.size > MAX_HELLO_BYTES) throw new TransportError(`bad hello: ${frame.size} bytes`);
+      this.expect({ step: 'hello', rank: frame.source }, Buffer.allocUnsafe(frame.size));
+      return;
+    }
+    if (frame.type === FrameType.Eager || frame.type === FrameType.Data) {
+      if (count > MAX_BODIES) throw new TransportError(`bad frame: ${count} bodies`);
+      if (count > 0) {
+        this.expect({ step: 'lengths', frame, count }, Buffer.allocUnsafe(8 * count));
+        return;
+      }
+      if (frame.size !== 0) throw new TransportError(`bad frame: no bodies in a message of ${frame.size} bytes`);
+    }
+    this.expectHeader();
+    this.handler.frame(frame);
   }
 
   private nextBody(state: Extract<ReadState, { step: 'bodies' }>): void {
     if (state.index < state.bodies.length) {
-      this.expect(state, state.bodies[state.index]);
+      this.expect(state, state.bodies[state.index] as Uint8Array);
       return;
     }
-    this.handler.frame(state.header, { head: state.head, bodies: state.bodies }, undefined);
     this.expectHeader();
+    this.handler.frame(state.frame);
   }
 
   private expect(state: ReadState, target: Uint8Array): void {
@@ -188,7 +213,7 @@ export class Connection {
   }
 
   private expectHeader(): void {
-    this.expect({ step: 'header' }, this.headerScratch);
+    this.expect(HEADER_STATE, this.headerScratch);
   }
 }
 

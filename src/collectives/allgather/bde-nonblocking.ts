@@ -9,8 +9,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import { postReceive } from '../exchange.js';
-import { waitAll } from '../../../transport/request.js';
-import type { Request } from '../../../transport/request.js';
 
 /** Returns every rank's element, by rank. */
 export async function allGatherBdeNonblocking<E>(context: CollectiveContext, element: E): Promise<E[]> {
@@ -35,7 +33,7 @@ export async function allGatherBdeNonblocking<E>(context: CollectiveContext, ele
   const result = new Array<E>(size);
   result[rank] = element;
   if (fromExtra !== null) result[extra] = await fromExtra;
-  const sends: Request<void>[] = [];
+  const sends: Promise<void>[] = [];
   for (const [round, mask] of masks.entries()) {
     const partner = rank ^ mask;
     const mine = held(rank & ~(mask - 1), mask);
@@ -44,6 +42,6 @@ export async function allGatherBdeNonblocking<E>(context: CollectiveContext, ele
     (await fromPartners[round]).forEach((value, index) => (result[theirs[index]] = value));
   }
   if (extra >= 0) sends.push(context.isend(extra, result));
-  await waitAll(sends);
+  await Promise.all(sends);
   return result;
 }

@@ -7,8 +7,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import { postReceive } from '../exchange.js';
-import { waitAll } from '../../../transport/request.js';
-import type { Request } from '../../../transport/request.js';
 
 /** Returns every rank's element, by rank. */
 export async function allGatherBucketNonblocking<E>(context: CollectiveContext, element: E): Promise<E[]> {
@@ -19,12 +17,12 @@ export async function allGatherBucketNonblocking<E>(context: CollectiveContext, 
   const received = Array.from({ length: size - 1 }, () => postReceive<E>(context, left));
   const result = new Array<E>(size);
   result[rank] = element;
-  const sends: Request<void>[] = size > 1 ? [context.isend(right, element)] : [];
+  const sends: Promise<void>[] = size > 1 ? [context.isend(right, element)] : [];
   for (let step = 1; step < size; step += 1) {
     const current = await received[step - 1];
     result[(rank - step + size) % size] = current;
     if (step < size - 1) sends.push(context.isend(right, current));
   }
-  await waitAll(sends);
+  await Promise.all(sends);
   return result;
 }

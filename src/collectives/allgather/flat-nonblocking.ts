@@ -5,7 +5,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import { byRank, otherRanks } from '../exchange.js';
-import { waitAll } from '../../../transport/request.js';
 
 /** Returns every rank's element, by rank. */
 export async function allGatherFlatNonblocking<E>(context: CollectiveContext, element: E): Promise<E[]> {
@@ -13,6 +12,6 @@ export async function allGatherFlatNonblocking<E>(context: CollectiveContext, el
   const peers = otherRanks(rank, size);
   const received = peers.map((peer) => context.receive<E>(peer));
   const sends = peers.map((peer) => context.isend(peer, element));
-  const [incoming] = await Promise.all([Promise.all(received), waitAll(sends)]);
+  const [incoming] = await Promise.all([Promise.all(received), Promise.all(sends)]);
   return byRank(rank, element, peers, incoming);
 }

@@ -8,8 +8,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
-import { waitAll } from '../../../transport/request.js';
-import type { Request } from '../../../transport/request.js';
 import { doublingSteps, folding } from '../power-of-two.js';
 import { postReceive } from '../exchange.js';
 
@@ -23,7 +21,7 @@ export async function allReduceBdeNonBlocking<T>(context: CollectiveContext, val
   const steps = doublingSteps(fold);
   const folded = fold.foldPartner < 0 ? undefined : postReceive<T>(context, fold.foldPartner);
   const incoming = steps.map((step) => postReceive<T>(context, step.partner));
-  const sends: Request<void>[] = [];
+  const sends: Promise<void>[] = [];
   let partial = folded === undefined ? value : op.reduce(await folded, value);
   for (const [index, step] of steps.entries()) {
     sends.push(context.isend(step.partner, partial));
@@ -31,6 +29,6 @@ export async function allReduceBdeNonBlocking<T>(context: CollectiveContext, val
     partial = step.partnerIsLower ? op.reduce(other, partial) : op.reduce(partial, other);
   }
   if (fold.foldPartner >= 0) sends.push(context.isend(fold.foldPartner, partial));
-  await waitAll(sends);
+  await Promise.all(sends);
   return partial;
 }

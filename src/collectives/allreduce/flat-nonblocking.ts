@@ -6,7 +6,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
-import { waitAll } from '../../../transport/request.js';
 import { otherRanks, postReceive } from '../exchange.js';
 
 export async function allReduceFlatNonBlocking<T>(context: CollectiveContext, value: T, op: ReductionObject<T>): Promise<T> {
@@ -15,6 +14,6 @@ export async function allReduceFlatNonBlocking<T>(context: CollectiveContext, va
   const sends = otherRanks(rank, size).map((peer) => context.isend(peer, value));
   let result: T = await operands[0];
   for (let peer = 1; peer < size; peer += 1) result = op.reduce(result, await operands[peer]);
-  await waitAll(sends);
+  await Promise.all(sends);
   return result;
 }

@@ -11,8 +11,6 @@
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
-import { waitAll } from '../../../transport/request.js';
-import type { Request } from '../../../transport/request.js';
 import { postReceive } from '../exchange.js';
 import { allocateLike, copyInto, PieceLayout } from '../typed-array-pieces.js';
 import { blockwise } from './blockwise.js';
@@ -31,7 +29,7 @@ async function ring(context: CollectiveContext, value: TypedArray, op: Reduction
   const layout = new PieceLayout(value.length, size);
   const block = (index: number): number => (index + 2 * size) % size;
   const incoming = Array.from({ length: 2 * (size - 1) }, () => postReceive<TypedArray>(context, left));
-  const sends: Request<void>[] = [];
+  const sends: Promise<void>[] = [];
   // Reduce-scatter: at step s send the partial of block rank - s, receive that of block rank - s - 1.
   let partial = layout.view(value, rank, rank + 1);
   for (let step = 0; step < size - 1; step += 1) {
@@ -47,6 +45,6 @@ async function ring(context: CollectiveContext, value: TypedArray, op: Reduction
     partial = await incoming[size - 1 + step];
     copyInto(result, partial, layout.start(block(rank - step)));
   }
-  await waitAll(sends);
+  await Promise.all(sends);
   return result;
 }

@@ -5,7 +5,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import { otherRanks } from '../exchange.js';
-import { waitAll } from '../../../transport/request.js';
 
 /** `outgoing[j]` goes to rank j; returns what each rank sent here, by rank. */
 export async function allToAllFlatNonblocking<E>(context: CollectiveContext, outgoing: readonly E[]): Promise<E[]> {
@@ -15,6 +14,6 @@ export async function allToAllFlatNonblocking<E>(context: CollectiveContext, out
   const result = new Array<E>(size);
   result[rank] = outgoing[rank];
   for (const peer of peers) result[peer] = await context.receive<E>(peer);
-  await waitAll(sends);
+  await Promise.all(sends);
   return result;
 }

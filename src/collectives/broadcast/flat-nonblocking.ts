@@ -11,6 +11,6 @@ export async function broadcastFlatNonblocking<T>(context: CollectiveContext, va
   for (let rank = 0; rank < context.size; rank += 1) {
     if (rank !== root) requests.push(context.isend(rank, value));
   }
-  await Promise.all(requests.map((request) => request.wait()));
+  await Promise.all(requests);
   return value;
 }

@@ -9,7 +9,7 @@ import type { CollectiveContext } from '../context.js';
 
 export async function gatherFlatNonblocking<E>(context: CollectiveContext, element: E, root: number): Promise<E[] | null> {
   if (context.rank !== root) {
-    await context.isend(root, element).wait();
+    await context.isend(root, element);
     return null;
   }
   const result: E[] = [];

@@ -6,8 +6,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
-import { waitAll } from '../../../transport/request.js';
-import type { Request } from '../../../transport/request.js';
 import { folding } from '../power-of-two.js';
 import { postReceive } from '../exchange.js';
 import { combineInto, halvingSteps } from './recursive-halving.js';
@@ -23,7 +21,7 @@ export async function reduceScatterBdeNonBlocking<E>(context: CollectiveContext,
   const steps = halvingSteps(fold, size);
   const folded = fold.foldPartner < 0 ? undefined : postReceive<E[]>(context, fold.foldPartner);
   const incoming = steps.map((step) => postReceive<E[]>(context, step.partner));
-  const sends: Request<void>[] = [];
+  const sends: Promise<void>[] = [];
   const partials = [...elements];
   if (folded !== undefined) combineInto(partials, [...partials.keys()], await folded, true, op);
   for (const [index, step] of steps.entries()) {
@@ -31,6 +29,6 @@ export async function reduceScatterBdeNonBlocking<E>(context: CollectiveContext,
     combineInto(partials, step.keep, await incoming[index], step.partnerIsLower, op);
   }
   if (fold.foldPartner >= 0) sends.push(context.isend(fold.foldPartner, partials[fold.foldPartner]));
-  await waitAll(sends);
+  await Promise.all(sends);
   return partials[rank];
 }

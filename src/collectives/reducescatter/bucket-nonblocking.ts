@@ -7,8 +7,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
-import { waitAll } from '../../../transport/request.js';
-import type { Request } from '../../../transport/request.js';
 import { postReceive } from '../exchange.js';
 
 export async function reduceScatterBucketNonBlocking<E>(context: CollectiveContext, elements: readonly E[], op: ReductionObject<E>): Promise<E> {
@@ -17,13 +15,13 @@ export async function reduceScatterBucketNonBlocking<E>(context: CollectiveConte
   const left = (rank + size - 1) % size;
   const element = (index: number): E => elements[(index + 2 * size) % size];
   const incoming = Array.from({ length: size - 1 }, () => postReceive<E>(context, left));
-  const sends: Request<void>[] = [];
+  const sends: Promise<void>[] = [];
   // At step s send the partial of element rank - s - 1, receive that of element rank - s - 2.
   let partial = element(rank - 1);
   for (let step = 0; step < size - 1; step += 1) {
     sends.push(context.isend(right, partial));
     partial = op.reduce(await incoming[step], element(rank - step - 2));
   }
-  await waitAll(sends);
+  await Promise.all(sends);
   return partial;
 }

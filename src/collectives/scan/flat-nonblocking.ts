@@ -5,7 +5,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
-import { waitAll } from '../../../transport/request.js';
 import { postReceive } from '../exchange.js';
 
 export async function scanFlatNonBlocking<T>(context: CollectiveContext, value: T, op: ReductionObject<T>): Promise<T> {
@@ -13,11 +12,11 @@ export async function scanFlatNonBlocking<T>(context: CollectiveContext, value: 
   const lower = Array.from({ length: rank }, (_, source) => postReceive<T>(context, source));
   const sends = Array.from({ length: size - rank - 1 }, (_, index) => context.isend(rank + 1 + index, value));
   if (rank === 0) {
-    await waitAll(sends);
+    await Promise.all(sends);
     return value;
   }
   let prefix: T = await lower[0];
   for (let source = 1; source < rank; source += 1) prefix = op.reduce(prefix, await lower[source]);
-  await waitAll(sends);
+  await Promise.all(sends);
   return op.reduce(prefix, value);
 }

@@ -7,8 +7,6 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
-import { waitAll } from '../../../transport/request.js';
-import type { Request } from '../../../transport/request.js';
 import { postReceive } from '../exchange.js';
 
 export async function scanRecursiveDoubling<T>(context: CollectiveContext, value: T, op: ReductionObject<T>): Promise<T> {
@@ -16,13 +14,13 @@ export async function scanRecursiveDoubling<T>(context: CollectiveContext, value
   const distances: number[] = [];
   for (let distance = 1; distance < size; distance *= 2) distances.push(distance);
   const incoming = distances.map((distance) => (rank - distance >= 0 ? postReceive<T>(context, rank - distance) : undefined));
-  const sends: Request<void>[] = [];
+  const sends: Promise<void>[] = [];
   let partial = value;
   for (const [round, distance] of distances.entries()) {
     if (rank + distance < size) sends.push(context.isend(rank + distance, partial));
     const received = incoming[round];
     if (received !== undefined) partial = op.reduce(await received, partial);
   }
-  await waitAll(sends);
+  await Promise.all(sends);
   return partial;
 }

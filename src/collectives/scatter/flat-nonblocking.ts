@@ -12,6 +12,6 @@ export async function scatterFlatNonblocking<E>(context: CollectiveContext, elem
   for (let rank = 0; rank < context.size; rank += 1) {
     if (rank !== root) requests.push(context.isend(rank, all[rank]));
   }
-  await Promise.all(requests.map((request) => request.wait()));
+  await Promise.all(requests);
   return all[root];
 }

@@ -1,0 +1,203 @@
+/**
+ * One hop (half a round trip) of a small message, ccjs beside its references, in one run:
+ *   - in one endpoint (two members, one thread): a Float64Array(1) and a small object, beside a
+ *     bare promise hand-off between two async functions (the floor of any awaited hop);
+ *   - between two processes over TCP: a Float64Array(1) and a small object, beside a raw Node
+ *     `net` ping-pong of 8 bytes;
+ *   - between two threads of one process, over whatever device the device table picks for them.
+ * Rounds alternate the measurements in fresh processes, so that all see the same machine noise;
+ * every repetition is kept, and the table gives the best, the median and the spread (max/min).
+ *
+ *   node dist/bench/hops.js [--quick] [--rounds N]
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ColGroupMaster, ColMember } from '../src/index.js';
+import { Progress } from './progress.js';
+import { freeLoopbackPort, runJob, runScript } from './job.js';
+import { rawClient, rawEchoServer } from './raw-net.js';
+
+const SCRIPT = fileURLToPath(import.meta.url);
+const RESULTS = path.resolve(path.dirname(SCRIPT), '..', '..', 'bench', 'results');
+const quick = process.argv.includes('--quick');
+/** Round trips per repetition, and repetitions per series and run. */
+const TRIPS = quick ? 2_000 : 20_000;
+const REPETITIONS = quick ? 3 : 7;
+const WARM_UP = quick ? 2_000 : 20_000;
+const SMALL_OBJECT = { id: 7, name: 'pivot', value: 3.25, flags: [true, false] };
+
+type Samples = Record<string, number[]>;
+
+/** µs per hop of each repetition of TRIPS round trips of `roundTrip` (two hops each). */
+async function timeHops(roundTrip: () => Promise<void>): Promise<number[]> {
+  for (let i = 0; i < WARM_UP; i += 1) await roundTrip();
+  const samples: number[] = [];
+  for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < TRIPS; i += 1) await roundTrip();
+    samples.push(Number(process.hrtime.bigint() - start) / 1000 / TRIPS / 2);
+  }
+  return samples;
+}
+
+/** Round trips the echoing side serves for one series. */
+const ECHOES = WARM_UP + REPETITIONS * TRIPS;
+
+/** The floor: two async functions handing each other a fresh promise, nothing else. */
+async function promiseHandOff(): Promise<number[]> {
+  let wakeEcho: () => void = () => {};
+  let wakeTimer: () => void = () => {};
+  let echoWaits = new Promise<void>((resolve) => (wakeEcho = resolve));
+  const echo = (async () => {
+    for (let i = 0; i < ECHOES; i += 1) {
+      await echoWaits;
+      echoWaits = new Promise<void>((resolve) => (wakeEcho = resolve));
+      wakeTimer();
+    }
+  })();
+  const samples = await timeHops(() => {
+    const back = new Promise<void>((resolve) => (wakeTimer = resolve));
+    wakeEcho();
+    return back;
+  });
+  await echo;
+  return samples;
+}
+
+/** Ping-pongs each value of `series` between ranks 0 and 1 of group 'hops'; rank 0 times it. */
+class Hopper extends ColMember {
+  readonly samples: Samples = {};
+
+  constructor(
+    private readonly master: ColGroupMaster,
+    private readonly series: readonly { name: string; value: unknown }[],
+  ) {
+    super();
+  }
+
+  override async run(): Promise<void> {
+    const group = await this.master.getGroup('hops', 2);
+    const rank = group.getRank(this);
+    for (const { name, value } of this.series) {
+      if (rank === 0) {
+        this.samples[name] = await timeHops(async () => {
+          await this.sendAsync(group, value, 1);
+          await this.receive(group, 1);
+        });
+      } else {
+        for (let i = 0; i < ECHOES; i += 1) await this.sendAsync(group, await this.receive(group, 0), 0);
+      }
+    }
+  }
+}
+
+const SERIES = [
+  { name: 'Float64Array(1)', value: Float64Array.of(1.5) },
+  { name: 'small object', value: SMALL_OBJECT },
+];
+
+/** Runs Hoppers: both in this endpoint (`both`), or one here with its peer elsewhere; rank 0's samples. */
+async function hop(master: ColGroupMaster, both: boolean): Promise<Samples> {
+  const members = Array.from({ length: both ? 2 : 1 }, () => new Hopper(master, SERIES));
+  for (const member of members) master.addMember('hops', member);
+  await Promise.all(members.map((member) => member.start()));
+  return members.reduce((samples, member) => ({ ...samples, ...member.samples }), {});
+}
+
+async function inProcess(): Promise<Samples> {
+  const handOff = await promiseHandOff();
+  const samples = await hop(await ColGroupMaster.create(), true);
+  return { 'promise hand-off': handOff, ...prefixed('in-process', samples) };
+}
+
+function prefixed(prefix: string, samples: Samples): Samples {
+  return Object.fromEntries(Object.entries(samples).map(([name, values]) => [`${prefix} ${name}`, values]));
+}
+
+/** One endpoint of a two-endpoint job (two processes, or two threads of one process). */
+async function endpoint(prefix: string): Promise<void> {
+  const master = await ColGroupMaster.create();
+  const samples = await hop(master, false);
+  if (master.rank === 0) process.stdout.write(`${JSON.stringify({ samples: prefixed(prefix, samples), devices: master.describe() })}\n`);
+}
+
+async function raw(): Promise<Samples> {
+  let serverDone: Promise<string> | undefined;
+  const port = await new Promise<number>((resolve) => {
+    serverDone = runScript(SCRIPT, ['raw-server'], {}, (text) => resolve(Number(text.trim())));
+  });
+  const client = await rawClient(port);
+  const payload = new Uint8Array(8);
+  const samples = await timeHops(() => client.roundTrip(payload));
+  client.close();
+  await serverDone;
+  return { 'raw net 8 B': samples };
+}
+
+async function threads(): Promise<{ samples: Samples; devices: string }> {
+  const coordinator = `127.0.0.1:${await freeLoopbackPort()}`;
+  const env = { CCJS_RANK: '0', CCJS_SIZE: '1', CCJS_THREADS: '2', CCJS_COORDINATOR: coordinator };
+  return JSON.parse(await runScript(SCRIPT, ['endpoint', 'thread-to-thread', ...flags()], env)) as { samples: Samples; devices: string };
+}
+
+function flags(): string[] {
+  return quick ? ['--quick'] : [];
+}
+
+function stats(values: readonly number[]): { best: number; median: number; spread: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const best = sorted[0] as number;
+  return { best, median: sorted[Math.floor(sorted.length / 2)] as number, spread: (sorted[sorted.length - 1] as number) / best };
+}
+
+async function orchestrate(): Promise<void> {
+  const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
+  const all: Samples = {};
+  let devices = '';
+  const keep = (samples: Samples) => {
+    for (const [name, values] of Object.entries(samples)) (all[name] ??= []).push(...values);
+  };
+  const progress = new Progress('hops', rounds * 4);
+  for (let round = 1; round <= rounds; round += 1) {
+    keep(JSON.parse(await runScript(SCRIPT, ['in-process', ...flags()])) as Samples);
+    progress.tick(`round ${round}: in one endpoint`);
+    keep(await raw());
+    progress.tick(`round ${round}: raw net`);
+    keep((JSON.parse(await runJob(SCRIPT, 2, ['endpoint', 'tcp', ...flags()])) as { samples: Samples }).samples);
+    progress.tick(`round ${round}: tcp`);
+    const threaded = await threads();
+    keep(threaded.samples);
+    devices = threaded.devices;
+    progress.tick(`round ${round}: threads`);
+  }
+  progress.finish();
+  const rows: [string, string | undefined][] = [
+    ['promise hand-off', undefined],
+    ['in-process Float64Array(1)', 'promise hand-off'],
+    ['in-process small object', 'promise hand-off'],
+    ['raw net 8 B', undefined],
+    ['tcp Float64Array(1)', 'raw net 8 B'],
+    ['tcp small object', 'raw net 8 B'],
+    ['thread-to-thread Float64Array(1)', 'raw net 8 B'],
+    ['thread-to-thread small object', 'raw net 8 B'],
+  ];
+  const lines = ['| hop | best µs | median µs | spread (max/min) | best ÷ reference (median ÷ median) |', '|---|---:|---:|---:|---|'];
+  for (const [name, reference] of rows) {
+    const own = stats(all[name] ?? [NaN]);
+    const versus = reference === undefined ? '' : `${(own.best / stats(all[reference] ?? [NaN]).best).toFixed(2)}× ${reference} (${(own.median / stats(all[reference] ?? [NaN]).median).toFixed(2)}×)`;
+    lines.push(`| ${name} | ${own.best.toFixed(3)} | ${own.median.toFixed(3)} | ${own.spread.toFixed(2)} | ${versus} |`);
+  }
+  const table = lines.join('\n');
+  const heading = `One hop, ${rounds} rounds × ${REPETITIONS} repetitions × ${TRIPS} round trips (Node ${process.version}, ${new Date().toISOString()})`;
+  process.stdout.write(`\n${heading}\n\n${table}\n\nDevices of the thread-to-thread job:\n${devices}\n`);
+  fs.mkdirSync(RESULTS, { recursive: true });
+  fs.writeFileSync(path.join(RESULTS, 'hops.json'), `${JSON.stringify(all, null, 2)}\n`);
+  fs.writeFileSync(path.join(RESULTS, 'hops.md'), `${heading}\n\n${table}\n\nDevices of the thread-to-thread job:\n\n\`\`\`\n${devices}\n\`\`\`\n`);
+}
+
+const role = process.argv[2];
+if (role === 'raw-server') await rawEchoServer();
+else if (role === 'in-process') process.stdout.write(`${JSON.stringify(await inProcess())}\n`);
+else if (role === 'endpoint') await endpoint(process.argv[3] as string);
+else await orchestrate();

@@ -1,0 +1,272 @@
+/**
+ * The engine's records of calls in progress: receives, probes and sends. A record that has to
+ * wait is linked into its engine's list of pending calls, which is what a lost peer fails, what
+ * the watchdog dumps and what a member returning from run() with a call in flight is told about.
+ */
+import type { Frame } from './frame.js';
+import type { Mailbox } from './matching.js';
+import type { Releasable } from '../../transport/device.js';
+
+export const ANY_SOURCE = -1;
+export const ANY_TAG = -1;
+
+/** Whom a call belongs to: a member, counted so that one returning with calls in flight is named. */
+export interface CallOwner {
+  pendingCalls: number;
+  /** "member Worker #0 of endpoint 3", for messages. */
+  readonly label: string;
+}
+
+/** A group as an engine sees it: its context, name, the endpoint of every rank, and its mailboxes there (Engine.route makes it). */
+export interface Route {
+  readonly context: number;
+  readonly name: string;
+  /** Endpoint rank of each group rank. */
+  readonly endpoints: Int32Array;
+  /** This endpoint's mailboxes of the group, by receiving rank. */
+  readonly mailboxes: (Mailbox | undefined)[];
+}
+
+/** Keeps the list of pending calls; told when a call settles outside its own callbacks. */
+export interface CallTracker {
+  settled(call: PendingCall): void;
+}
+
+export abstract class PendingCall {
+  /** The engine's list of pending calls (insertion order). */
+  previous: PendingCall | undefined;
+  next: PendingCall | undefined;
+  linked: boolean;
+  /** Watchdog tick at which the call started waiting. */
+  born: number;
+
+  constructor(
+    readonly route: Route,
+    /** What the member called: 'receive', 'sendSync', 'broadcast', ... */
+    readonly operation: string,
+    readonly owner: CallOwner | undefined,
+  ) {
+    this.previous = undefined;
+    this.next = undefined;
+    this.linked = false;
+    this.born = 0;
+  }
+
+  /** The other side, as a group rank (ANY_SOURCE for a wildcard receive). */
+  abstract get peerRank(): number;
+  abstract get tag(): number;
+  /** 'to', 'from', 'for': how the operation relates to the peer, for messages. */
+  abstract get direction(): string;
+  abstract fail(error: Error): void;
+
+  /** "receive from rank 1 of group 'g'". */
+  describe(): string {
+    const peer = this.peerRank === ANY_SOURCE ? 'any rank' : `rank ${this.peerRank}`;
+    return `${this.operation} ${this.direction} ${peer} of group '${this.route.name}'`;
+  }
+
+  /** describe() with the tag and the member, for diagnostics. */
+  details(): string {
+    const tag = this.tag === ANY_TAG ? 'any tag' : `tag ${this.tag}`;
+    return `${this.describe()} (${tag})${this.owner ? `, ${this.owner.label}` : ''}`;
+  }
+}
+
+/**
+ * A posted receive. The caller sets what it matches (`source` and `tag` may be wildcards for
+ * point-to-point receives); the engine calls `complete` once with the message's frame, or `fail`.
+ */
+export abstract class Receive extends PendingCall {
+  /** Post order, so that a specific and a wildcard receive compete fairly. */
+  stamp: number;
+
+  constructor(
+    route: Route,
+    operation: string,
+    owner: CallOwner | undefined,
+    /** Group rank of the receiving member. */
+    readonly destination: number,
+    /** Group rank of the sender, or ANY_SOURCE. */
+    readonly source: number,
+    readonly tagOrAny: number,
+    /** Collective traffic (the tag is an operation counter; wildcards never match it). */
+    readonly collective: boolean,
+  ) {
+    super(route, operation, owner);
+    this.stamp = 0;
+  }
+
+  get peerRank(): number {
+    return this.source;
+  }
+
+  get tag(): number {
+    return this.tagOrAny;
+  }
+
+  get direction(): string {
+    return 'from';
+  }
+
+  /** True when a point-to-point frame fits this receive's tag. */
+  acceptsTag(tag: number): boolean {
+    return this.tagOrAny === ANY_TAG || this.tagOrAny === tag;
+  }
+
+  /** The message is here: `frame` holds its envelope, signature, format and bodies. */
+  abstract complete(frame: Frame): void;
+}
+
+/** What a probe reports: the envelope and size of a message that has arrived and waits. */
+export interface ProbeResult {
+  readonly source: number;
+  readonly tag: number;
+  readonly bytes: number;
+}
+
+export class Probe extends PendingCall {
+  tracker: CallTracker | undefined;
+  private settle: { resolve: (result: ProbeResult) => void; reject: (error: Error) => void } | undefined;
+  readonly promise: Promise<ProbeResult>;
+
+  constructor(
+    route: Route,
+    owner: CallOwner | undefined,
+    readonly destination: number,
+    readonly source: number,
+    readonly tagOrAny: number,
+  ) {
+    super(route, 'probe', owner);
+    this.promise = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+  }
+
+  get peerRank(): number {
+    return this.source;
+  }
+
+  get tag(): number {
+    return this.tagOrAny;
+  }
+
+  get direction(): string {
+    return 'for';
+  }
+
+  acceptsTag(tag: number): boolean {
+    return this.tagOrAny === ANY_TAG || this.tagOrAny === tag;
+  }
+
+  matches(frame: Frame): boolean {
+    return (this.source === ANY_SOURCE || this.source === frame.source) && this.acceptsTag(frame.tag);
+  }
+
+  found(frame: Frame): void {
+    this.tracker?.settled(this);
+    this.settle?.resolve({ source: frame.source, tag: frame.tag, bytes: frame.size });
+  }
+
+  fail(error: Error): void {
+    this.settle?.reject(error);
+  }
+}
+
+/** How long a send keeps the caller waiting (see SendCall). */
+export const enum SendMode {
+  /** sendAsync: until the value is captured (copied or handed to the device); never for its receive. */
+  Captured = 0,
+  /** sendSync: until the receive has taken the message. */
+  Synchronous = 1,
+  /** Collectives: until the value's buffers may be reused (MPI_Isend); saves the copy. */
+  Borrowed = 2,
+}
+
+/** A send that could not finish inside the call: waiting for credit, an ACK, a clearance or its release. */
+export class SendCall extends PendingCall implements Releasable {
+  tracker: CallTracker | undefined;
+  private settle: { resolve: () => void; reject: (error: Error) => void } | undefined;
+  private promiseValue: Promise<void> | undefined;
+  /** Protocol id (Ack, ClearToSend and Data echo it). */
+  id = 0;
+  /** Events still needed before the caller may go on. */
+  awaitingAck = false;
+  awaitingRelease = false;
+  /** The caller's promise is settled (its data may still be in flight, e.g. detached). */
+  finished = false;
+  /** The bodies were copied, so the caller's own buffers are free (sendAsync above the eager limit). */
+  detached = false;
+  /** The data went out; the bodies are the device's business now. */
+  transmitted = false;
+
+  constructor(
+    route: Route,
+    operation: string,
+    owner: CallOwner | undefined,
+    readonly frame: Frame,
+    readonly mode: SendMode,
+    /** Endpoint rank of the receiver. */
+    readonly peer: number,
+  ) {
+    super(route, operation, owner);
+  }
+
+  get peerRank(): number {
+    return this.frame.destination;
+  }
+
+  get tag(): number {
+    return this.frame.tag;
+  }
+
+  get direction(): string {
+    return 'to';
+  }
+
+  get promise(): Promise<void> {
+    if (this.promiseValue === undefined) {
+      this.promiseValue = this.finished ? RESOLVED : new Promise<void>((resolve, reject) => (this.settle = { resolve, reject }));
+    }
+    return this.promiseValue;
+  }
+
+  /** The device is done with the bodies. */
+  released(): void {
+    this.awaitingRelease = false;
+    this.settleIfDone();
+  }
+
+  acknowledged(): void {
+    this.awaitingAck = false;
+    this.settleIfDone();
+  }
+
+  settleIfDone(): void {
+    if (this.finished || this.awaitingAck || this.awaitingRelease) return;
+    this.finish();
+  }
+
+  /** The caller may go on (whatever the engine still does with a detached copy). */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.tracker?.settled(this);
+    this.settle?.resolve();
+  }
+
+  fail(error: Error): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.tracker?.settled(this);
+    if (this.settle) this.settle.reject(error);
+    else this.promiseValue = rejected(error);
+  }
+}
+
+/** One resolved promise for every call that completes at once. */
+export const RESOLVED: Promise<void> = Promise.resolve();
+
+/** A rejected promise that counts as handled until someone awaits it. */
+export function rejected<T>(error: Error): Promise<T> {
+  const promise = Promise.reject(error);
+  promise.catch(() => undefined);
+  return promise;
+}

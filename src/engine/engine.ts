@@ -1,0 +1,537 @@
+/**
+ * The messaging engine of one endpoint, like Open MPI's PML over its BTLs: the one place for
+ * matching, ordering, the eager and rendezvous protocols, flow control and peer loss, written once
+ * for every device. Devices below only move frames; members and collective algorithms above only
+ * call `send`, `post` and `probe`.
+ *
+ * Protocols. A message goes eagerly when it is small (eagerLimit) and the receiver has granted
+ * the credit; otherwise a ReadyToSend announces it, the receiver answers ClearToSend once a
+ * receive matched it, and the Data follows. sendSync's eager messages ask for an Ack.
+ *
+ * Flow control. Each receiver grants each sending endpoint a window of bytes for messages it has
+ * not matched yet (receiveWindow; every message costs its size plus FRAME_CHARGE). Senders spend
+ * the credit, receivers return it as messages are matched, on any frame going back or, past a
+ * quarter of the window, in a Credit frame. Eager sends stop a quarter of the window short, which
+ * keeps room for ReadyToSend records: a member that floods another does not stop a third one's
+ * message behind it (it goes by rendezvous). When even that room is gone the send waits at the
+ * sender, in order: memory for unmatched messages stays bounded by window × senders.
+ * Large sendAsync data waiting for its receiver is copied at the sender (so the caller may go on)
+ * up to sendBuffer bytes; past that the call waits until earlier copies drain or its data is sent.
+ */
+import { FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, Frame, FrameType, NO_BODIES, controlFrame, copyBodies } from './frame.js';
+import { ANY_SOURCE, PendingCall, Probe, RESOLVED, Receive, SendCall, SendMode, rejected } from './calls.js';
+import type { CallOwner, CallTracker, ProbeResult, Route } from './calls.js';
+import { Mailbox, Queue } from './matching.js';
+import type { Device, DeviceHost } from '../../transport/device.js';
+import { PeerLostError, TransportError } from '../errors.js';
+
+/** What every message costs a receiver's window beyond its bytes: the record that holds it. */
+export const FRAME_CHARGE = 64;
+
+export interface EngineOptions {
+  /** This endpoint's rank. */
+  readonly rank: number;
+  readonly eagerLimit: number;
+  /** Bytes of rendezvous data sendAsync may keep copied at the sender. */
+  readonly sendBuffer: number;
+  /** Bound for flushing large messages at close. */
+  readonly timeoutMs: number;
+  /** The process of each endpoint, for PeerLostError. */
+  readonly processOf: (endpoint: number) => number;
+}
+
+/** How this endpoint reaches one peer endpoint (itself included). */
+export interface PeerPlan {
+  readonly device: Device;
+  /** The window the peer grants this endpoint (its receiveWindow). */
+  readonly window: number;
+}
+
+/** Per-peer protocol and flow-control state. */
+class Link {
+  /** Bytes this endpoint may still send without the peer matching anything. */
+  credit: number;
+  /** Credit this endpoint owes the peer for messages it matched. */
+  owed = 0;
+  /** Bytes the peer's unmatched messages hold here. */
+  unmatchedBytes = 0;
+  failure: Error | undefined;
+  goodbye = false;
+  /** Sends waiting for credit, in order. */
+  readonly blocked = new Queue<SendCall>();
+  draining = false;
+  readonly awaitingAck = new Map<number, SendCall>();
+  readonly awaitingClearance = new Map<number, SendCall>();
+  readonly awaitingData = new Map<number, Receive>();
+
+  /** Largest eager message, and the room eager messages leave for rendezvous records: a quarter of the window. */
+  readonly eagerRoom: number;
+
+  constructor(
+    readonly peer: number,
+    readonly device: Device,
+    readonly window: number,
+  ) {
+    this.credit = window;
+    this.eagerRoom = window / 4;
+  }
+}
+
+/** Mailboxes of one group (context) at this endpoint, by receiving rank. */
+type Mailboxes = (Mailbox | undefined)[];
+
+/** Counters a test or a benchmark may read. */
+export interface EngineStats {
+  /** Bytes (with FRAME_CHARGE each) of messages that arrived here unmatched, now. */
+  unexpectedBytes: number;
+  /** The most that ever was. */
+  unexpectedHighWater: number;
+  /** Sends that had to wait for credit. */
+  blockedSends: number;
+  /** Bytes of rendezvous data copied at this sender, now. */
+  detachedBytes: number;
+}
+
+export class Engine implements DeviceHost, CallTracker {
+  readonly stats: EngineStats = { unexpectedBytes: 0, unexpectedHighWater: 0, blockedSends: 0, detachedBytes: 0 };
+  private readonly links: (Link | undefined)[] = [];
+  /** Mailboxes by context: made by the first frame or the group, whichever comes first. */
+  private readonly mailboxesByContext = new Map<number, Mailboxes>();
+  /** Pending calls in the order they started waiting. */
+  private first: PendingCall | undefined;
+  private last: PendingCall | undefined;
+  /** sendAsync calls above the eager limit whose data could not be copied yet (sendBuffer full). */
+  private readonly undetached = new Queue<SendCall>();
+  private nextId = 0;
+  private closing = false;
+  /** Watchdog ticks (advanced by the master's watchdog timer). */
+  tick = 0;
+  /** Told when a peer is lost (not when it closed on purpose). */
+  onLost: ((peer: number, error: PeerLostError) => void) | undefined;
+
+  constructor(
+    private readonly options: EngineOptions,
+    peers: readonly (PeerPlan | undefined)[],
+  ) {
+    peers.forEach((plan, peer) => {
+      if (plan) this.links[peer] = new Link(peer, plan.device, plan.window);
+    });
+  }
+
+  get rank(): number {
+    return this.options.rank;
+  }
+
+  /** The device serving `peer`, or undefined. */
+  deviceOf(peer: number): Device | undefined {
+    return this.links[peer]?.device;
+  }
+
+  /** The route of a group: what sends, receives and messages about its calls need. */
+  route(context: number, name: string, endpoints: Int32Array): Route {
+    return { context, name, endpoints, mailboxes: this.mailboxesOf(context) };
+  }
+
+  // ---- sending ----
+
+  /**
+   * Sends `frame` (an Eager-typed message frame; the engine picks the protocol) to its
+   * destination rank in `route`. Resolves as `mode` says; a shared resolved promise when done at once.
+   */
+  send(route: Route, frame: Frame, mode: SendMode, owner: CallOwner | undefined, operation: string): Promise<void> {
+    const peer = route.endpoints[frame.destination] as number;
+    const link = this.links[peer];
+    if (link === undefined) return rejected(new TransportError(`${operation}: no device connects endpoint ${this.rank} to endpoint ${peer}`));
+    if (link.failure) return rejected(this.callFailure(link.failure, `${operation} to rank ${frame.destination} of group '${route.name}'`));
+    if (link.blocked.length === 0 && mode !== SendMode.Synchronous && frame.size <= link.device.copyLimit && this.eagerFits(link, frame.size)) {
+      this.sendEager(link, frame, undefined);
+      return RESOLVED;
+    }
+    const call = new SendCall(route, operation, owner, frame, mode, peer);
+    if (link.blocked.length > 0 || !this.start(link, call)) {
+      link.blocked.push(call);
+      this.stats.blockedSends += 1;
+    }
+    if (!call.finished) this.track(call);
+    return call.promise;
+  }
+
+  private eagerFits(link: Link, size: number): boolean {
+    const charge = size + FRAME_CHARGE;
+    return size <= this.options.eagerLimit && charge <= link.eagerRoom && link.credit - charge >= link.eagerRoom;
+  }
+
+  /** Starts `call` eagerly or by rendezvous; false when there is no credit for either. */
+  private start(link: Link, call: SendCall): boolean {
+    const frame = call.frame;
+    if (this.eagerFits(link, frame.size)) {
+      if (call.mode === SendMode.Synchronous) {
+        call.id = this.newId();
+        call.awaitingAck = true;
+        frame.flags |= FLAG_SYNCHRONOUS;
+        frame.id = call.id;
+        link.awaitingAck.set(call.id, call);
+      }
+      const kept = frame.size > link.device.copyLimit;
+      call.awaitingRelease = kept;
+      call.transmitted = true;
+      if (this.sendEager(link, frame, kept ? call : undefined)) call.awaitingRelease = false;
+      call.settleIfDone();
+      return true;
+    }
+    if (link.credit < FRAME_CHARGE) return false;
+    link.credit -= FRAME_CHARGE;
+    call.id = this.newId();
+    link.awaitingClearance.set(call.id, call);
+    if (call.mode === SendMode.Captured) this.detach(call);
+    const announcement = new Frame(FrameType.ReadyToSend, frame.flags, frame.context, frame.source, frame.destination, frame.tag, frame.operation, frame.root, frame.reduction, frame.format, NO_BODIES, frame.size, call.id);
+    this.output(link, announcement, undefined);
+    return true;
+  }
+
+  private sendEager(link: Link, frame: Frame, releasable: SendCall | undefined): boolean {
+    link.credit -= frame.size + FRAME_CHARGE;
+    frame.type = FrameType.Eager;
+    return this.output(link, frame, releasable);
+  }
+
+  /** Hands a frame to the device, with the credit this endpoint owes the peer riding along. */
+  private output(link: Link, frame: Frame, releasable: SendCall | { released(): void } | undefined): boolean {
+    frame.credit = link.owed;
+    link.owed = 0;
+    return link.device.send(link.peer, frame, releasable);
+  }
+
+  /** A sendAsync above the eager limit: copy its data so the caller may go on, if sendBuffer allows. */
+  private detach(call: SendCall): void {
+    const size = call.frame.size;
+    if (this.stats.detachedBytes > 0 && this.stats.detachedBytes + size > this.options.sendBuffer) {
+      this.undetached.push(call);
+      return;
+    }
+    copyBodies(call.frame);
+    call.detached = true;
+    this.stats.detachedBytes += size;
+    call.finish();
+  }
+
+  /** Copied data went out (or will never): let waiting sendAsync calls copy theirs. */
+  private detachedDone(size: number): void {
+    this.stats.detachedBytes -= size;
+    while (this.undetached.length > 0) {
+      const call = this.undetached.at(0);
+      if (call.finished || call.transmitted) {
+        this.undetached.shift();
+        continue;
+      }
+      if (this.stats.detachedBytes > 0 && this.stats.detachedBytes + call.frame.size > this.options.sendBuffer) return;
+      this.undetached.shift();
+      this.detach(call);
+    }
+  }
+
+  private newId(): number {
+    this.nextId = (this.nextId + 1) >>> 0;
+    return this.nextId;
+  }
+
+  // ---- receiving ----
+
+  /** Posts `receive`; it may complete before this returns (the message was already here). */
+  post(receive: Receive): void {
+    const mailbox = receive.route.mailboxes[receive.destination] ?? this.mailbox(receive.route.context, receive.destination);
+    const frame = mailbox.post(receive);
+    if (frame !== undefined) {
+      const link = this.links[frame.peer] as Link;
+      const charge = chargeOf(frame);
+      link.unmatchedBytes -= charge;
+      this.stats.unexpectedBytes -= charge;
+      this.matched(link, frame, receive, charge);
+      return;
+    }
+    const failure = this.failureFor(receive.route, receive.source);
+    if (failure !== undefined) {
+      mailbox.remove(receive);
+      receive.fail(this.callFailure(failure, receive.describe()));
+      return;
+    }
+    this.track(receive);
+  }
+
+  /** Resolves with the envelope of the earliest unmatched point-to-point message that fits, once there is one. */
+  probe(route: Route, owner: CallOwner | undefined, destination: number, source: number, tag: number): Promise<ProbeResult> {
+    const mailbox = this.mailbox(route.context, destination);
+    const probe = new Probe(route, owner, destination, source, tag);
+    const frame = mailbox.peek(source, probe);
+    if (frame !== undefined) return Promise.resolve({ source: frame.source, tag: frame.tag, bytes: frame.size });
+    const failure = this.failureFor(route, source);
+    if (failure !== undefined) return rejected(this.callFailure(failure, probe.describe()));
+    mailbox.addProbe(probe);
+    this.track(probe);
+    return probe.promise;
+  }
+
+  /** A device delivered a frame from `peer`. */
+  deliver(peer: number, frame: Frame): void {
+    const link = this.links[peer];
+    if (link === undefined || link.failure !== undefined) return;
+    frame.peer = peer;
+    if (frame.credit > 0) this.addCredit(link, frame.credit);
+    switch (frame.type) {
+      case FrameType.Eager:
+      case FrameType.ReadyToSend:
+        this.arrive(link, frame);
+        return;
+      case FrameType.ClearToSend:
+        this.cleared(link, frame.id);
+        return;
+      case FrameType.Data: {
+        const receive = link.awaitingData.get(frame.id);
+        if (receive === undefined) return;
+        link.awaitingData.delete(frame.id);
+        this.untrack(receive);
+        receive.complete(frame);
+        return;
+      }
+      case FrameType.Ack: {
+        const call = link.awaitingAck.get(frame.id);
+        link.awaitingAck.delete(frame.id);
+        call?.acknowledged();
+        return;
+      }
+      case FrameType.Credit:
+        return;
+      case FrameType.Goodbye:
+        link.goodbye = true;
+        return;
+      default:
+        this.lost(peer, new TransportError(`endpoint ${peer} sent a frame of unknown type ${String(frame.type)}`));
+    }
+  }
+
+  private arrive(link: Link, frame: Frame): void {
+    const receive = this.mailbox(frame.context, frame.destination).arrive(frame, (frame.flags & FLAG_COLLECTIVE) !== 0);
+    const charge = chargeOf(frame);
+    if (receive !== undefined) {
+      this.untrack(receive);
+      this.matched(link, frame, receive, charge);
+      return;
+    }
+    link.unmatchedBytes += charge;
+    this.stats.unexpectedBytes += charge;
+    if (this.stats.unexpectedBytes > this.stats.unexpectedHighWater) this.stats.unexpectedHighWater = this.stats.unexpectedBytes;
+  }
+
+  /** A message met its receive: acknowledge or clear it as the protocol says, and return its credit. */
+  private matched(link: Link, frame: Frame, receive: Receive, charge: number): void {
+    link.owed += charge;
+    if (frame.type === FrameType.ReadyToSend) {
+      link.awaitingData.set(frame.id, receive);
+      this.track(receive);
+      this.output(link, controlFrame(FrameType.ClearToSend, frame, frame.id), undefined);
+      return;
+    }
+    if ((frame.flags & FLAG_SYNCHRONOUS) !== 0) this.output(link, controlFrame(FrameType.Ack, frame, frame.id), undefined);
+    else if (link.owed >= link.eagerRoom) this.output(link, new Frame(FrameType.Credit, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0), undefined);
+    receive.complete(frame);
+  }
+
+  /** The receiver matched our announced message: send its data. */
+  private cleared(link: Link, id: number): void {
+    const call = link.awaitingClearance.get(id);
+    if (call === undefined) return;
+    link.awaitingClearance.delete(id);
+    const message = call.frame;
+    const data = new Frame(FrameType.Data, message.flags, message.context, message.source, message.destination, message.tag, message.operation, message.root, message.reduction, message.format, message.bodies.slice(), message.size, id, 0, message.ownsFirstBody);
+    call.transmitted = true;
+    const kept = message.size > link.device.copyLimit;
+    if (call.detached) {
+      const size = message.size;
+      const done = { released: () => this.detachedDone(size) };
+      if (this.output(link, data, kept ? done : undefined)) done.released();
+      return;
+    }
+    call.awaitingRelease = kept;
+    if (this.output(link, data, kept ? call : undefined)) call.awaitingRelease = false;
+    call.settleIfDone();
+  }
+
+  private addCredit(link: Link, amount: number): void {
+    link.credit += amount;
+    if (link.blocked.length === 0 || link.draining) return;
+    link.draining = true;
+    try {
+      while (link.blocked.length > 0 && link.failure === undefined) {
+        const call = link.blocked.at(0);
+        if (!this.start(link, call)) break;
+        link.blocked.shift();
+      }
+    } finally {
+      link.draining = false;
+    }
+  }
+
+  // ---- loss ----
+
+  /** A device lost its link to `peer`. */
+  lost(peer: number, error: Error): void {
+    const link = this.links[peer];
+    if (link === undefined || link.failure !== undefined) return;
+    const processRank = this.options.processOf(peer);
+    const endpoint = peer === processRank ? `process ${processRank}` : `endpoint ${peer} (process ${processRank})`;
+    if (link.goodbye || this.closing) {
+      this.markLost(peer, new PeerLostError(`${endpoint} closed its connection`, processRank, { endpointRank: peer }));
+      return;
+    }
+    const loss = error instanceof PeerLostError ? error : new PeerLostError(`${endpoint} was lost (${error.message})`, processRank, { cause: error, endpointRank: peer });
+    this.markLost(peer, loss);
+    this.onLost?.(peer, loss);
+  }
+
+  /** Fails every call that needs `peer`, now and later. */
+  markLost(peer: number, error: Error): void {
+    const link = this.links[peer];
+    if (link === undefined || link.failure !== undefined) return;
+    link.failure = error;
+    const needsPeer = (call: PendingCall): boolean => {
+      if (call instanceof SendCall) return call.peer === peer;
+      const source = call.peerRank;
+      const endpoints = call.route.endpoints;
+      return source === ANY_SOURCE ? endpoints.includes(peer) : endpoints[source] === peer;
+    };
+    for (const call of this.pending()) {
+      if (!needsPeer(call)) continue;
+      if (call instanceof Receive || call instanceof Probe) call.route.mailboxes[call.destination]?.remove(call);
+      this.untrack(call);
+      call.fail(this.callFailure(error, call.describe()));
+    }
+    for (const call of link.awaitingClearance.values()) if (call.detached) this.detachedDone(call.frame.size);
+    link.blocked.removeWhere(() => true);
+    link.awaitingAck.clear();
+    link.awaitingClearance.clear();
+    link.awaitingData.clear();
+    link.device.disconnect(peer);
+  }
+
+  /** The failure that a call on `route` with `source` (a rank or ANY_SOURCE) would meet, if any. */
+  private failureFor(route: Route, source: number): Error | undefined {
+    if (source !== ANY_SOURCE) return this.links[route.endpoints[source] as number]?.failure;
+    for (const endpoint of route.endpoints) {
+      const failure = this.links[endpoint]?.failure;
+      if (failure !== undefined) return failure;
+    }
+    return undefined;
+  }
+
+  /** `error` restated in terms of one call ("receive from rank 1 of group 'g' failed: ..."). */
+  private callFailure(error: Error, call: string): Error {
+    if (!(error instanceof PeerLostError)) return error;
+    return new PeerLostError(`${call} failed: ${error.message}`, error.processRank, { cause: error, endpointRank: error.endpointRank });
+  }
+
+  // ---- pending calls ----
+
+  private track(call: PendingCall): void {
+    if (call.linked) return;
+    call.linked = true;
+    if (call instanceof SendCall || call instanceof Probe) call.tracker = this;
+    call.born = this.tick;
+    call.previous = this.last;
+    call.next = undefined;
+    if (this.last) this.last.next = call;
+    else this.first = call;
+    this.last = call;
+    if (call.owner) call.owner.pendingCalls += 1;
+  }
+
+  private untrack(call: PendingCall): void {
+    if (!call.linked) return;
+    call.linked = false;
+    if (call.previous) call.previous.next = call.next;
+    else this.first = call.next;
+    if (call.next) call.next.previous = call.previous;
+    else this.last = call.previous;
+    call.previous = call.next = undefined;
+    if (call.owner) call.owner.pendingCalls -= 1;
+  }
+
+  /** Calls waiting now, oldest first (optionally only `owner`'s). */
+  pending(owner?: CallOwner): PendingCall[] {
+    const calls: PendingCall[] = [];
+    for (let call = this.first; call !== undefined; call = call.next) if (owner === undefined || call.owner === owner) calls.push(call);
+    return calls;
+  }
+
+  /** The oldest pending call (for the watchdog). */
+  oldestPending(): PendingCall | undefined {
+    return this.first;
+  }
+
+  /** A call settled from a device's callback (a release, an Ack). */
+  settled(call: PendingCall): void {
+    this.untrack(call);
+  }
+
+  // ---- the rest ----
+
+  /** Messages that arrived here and were never received, counted by "context/source/destination/tag". */
+  unreceived(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const [context, mailboxes] of this.mailboxesByContext) {
+      mailboxes.forEach((mailbox) => {
+        for (const frame of mailbox?.unmatchedMessages() ?? []) {
+          const key = `${context}/${frame.source}/${frame.destination}/${(frame.flags & FLAG_COLLECTIVE) !== 0 ? `collective ${frame.tag}` : frame.tag}`;
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+        }
+      });
+    }
+    return counts;
+  }
+
+  /** Every device, once. */
+  devices(): Device[] {
+    return [...new Set(this.links.filter((link): link is Link => link !== undefined).map((link) => link.device))];
+  }
+
+  /**
+   * Sends the large messages still waiting for their receivers first (a sendAsync returned long
+   * ago, so its data must not be dropped), for at most timeoutMs; says goodbye; closes the devices.
+   */
+  async close(): Promise<void> {
+    const unsent = () => this.links.reduce((count, link) => count + (link && link.failure === undefined ? link.awaitingClearance.size + link.blocked.length : 0), 0);
+    if (unsent() > 0) {
+      const deadline = Date.now() + this.options.timeoutMs;
+      while (unsent() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      if (unsent() > 0) process.stderr.write(`ccjs: endpoint ${this.rank} closes with ${unsent()} message(s) never received within ${this.options.timeoutMs} ms\n`);
+    }
+    this.closing = true;
+    for (const link of this.links) {
+      if (link && link.failure === undefined && link.peer !== this.rank) this.output(link, new Frame(FrameType.Goodbye, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0), undefined);
+    }
+    await Promise.all(this.devices().map((device) => device.close()));
+  }
+
+  private mailboxesOf(context: number): Mailboxes {
+    let mailboxes = this.mailboxesByContext.get(context);
+    if (mailboxes === undefined) {
+      mailboxes = [];
+      this.mailboxesByContext.set(context, mailboxes);
+    }
+    return mailboxes;
+  }
+
+  private mailbox(context: number, destination: number): Mailbox {
+    const mailboxes = this.mailboxesOf(context);
+    let mailbox = mailboxes[destination];
+    if (mailbox === undefined) {
+      mailbox = new Mailbox();
+      mailboxes[destination] = mailbox;
+    }
+    return mailbox;
+  }
+}
+
+/** What an unmatched frame costs its receiver's window: bytes held plus the record. */
+function chargeOf(frame: Frame): number {
+  return frame.type === FrameType.Eager ? frame.size + FRAME_CHARGE : FRAME_CHARGE;
+}

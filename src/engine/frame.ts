@@ -1,0 +1,98 @@
+/**
+ * What the engine hands a device and a device hands back: one protocol step of one message, as
+ * numbers plus the message's bodies. There is no per-message head buffer: the envelope, the
+ * protocol fields, the operation signature and the body format are plain fields, which a byte
+ * device writes into its own fixed header (transport/wire.ts) and the in-process device passes as
+ * they are.
+ */
+import { copyBinary, typeCodeOf } from '../serialization/typed-arrays.js';
+import type { BinaryValue } from '../serialization/typed-arrays.js';
+
+export const enum FrameType {
+  /** A whole message, sent without asking (small enough, and the receiver granted the credit). */
+  Eager = 1,
+  /** Rendezvous step 1: a message of `size` bytes is ready; its data waits at the sender. */
+  ReadyToSend = 2,
+  /** Rendezvous step 2: the receiver matched it (`id` is the sender's); send the data. */
+  ClearToSend = 3,
+  /** Rendezvous step 3: the data of a cleared message. */
+  Data = 4,
+  /** A synchronous eager message (`id`) was matched by its receive. */
+  Ack = 5,
+  /** Returns flow-control credit (`credit` bytes) when there is no other frame to carry it. */
+  Credit = 6,
+  /** The peer closes on purpose: the link going away after this is not a loss. */
+  Goodbye = 7,
+}
+
+/** The message belongs to a collective operation: never matched by point-to-point receives. */
+export const FLAG_COLLECTIVE = 1;
+/** The sender waits until the receive matched the message (sendSync). */
+export const FLAG_SYNCHRONOUS = 2;
+
+export class Frame {
+  /** Endpoint rank of the sender, set by the engine when the frame is delivered. */
+  peer: number;
+  /** Arrival order among unmatched messages, for wildcard receives. */
+  stamp: number;
+
+  constructor(
+    public type: FrameType,
+    public flags: number,
+    /** The group's job-wide id. */
+    public context: number,
+    /** Group ranks of the sending and the receiving member. */
+    public source: number,
+    public destination: number,
+    /** A user tag (point-to-point) or the group's operation counter (collectives). */
+    public tag: number,
+    /** Collective signature: what the sender called (see src/engine/signature.ts); 0 for point-to-point. */
+    public operation: number,
+    public root: number,
+    public reduction: number,
+    /** How the bodies read (src/serialization/message.ts). */
+    public format: number,
+    /** The message's bodies (Eager and Data frames); empty for control frames. The array is the frame's own: a device may replace bodies in it. */
+    public bodies: BinaryValue[],
+    /** Total bytes of the message: the bodies, or what a ReadyToSend announces. */
+    public size: number,
+    /** The sender's send id (echoed by ClearToSend, Data and Ack). */
+    public id = 0,
+    /** Flow-control credit returned to the receiver of this frame, in bytes. */
+    public credit = 0,
+    /** True when nothing but this frame refers to the first body (a serializer's fresh output). */
+    public ownsFirstBody = false,
+  ) {
+    // Assigned here rather than as class fields: no initializer call per frame (this is the hot path).
+    this.peer = -1;
+    this.stamp = 0;
+  }
+}
+
+/** A control frame of the rendezvous and acknowledgement protocols, echoing `of`'s envelope. */
+export function controlFrame(type: FrameType, of: Frame, id: number): Frame {
+  return new Frame(type, of.flags, of.context, of.destination, of.source, of.tag, 0, 0, 0, 0, NO_BODIES, 0, id);
+}
+
+/** The bodies of frames that carry none (never written to: such frames have no bodies to replace). */
+export const NO_BODIES: BinaryValue[] = [];
+
+/** Bytes of every body together (exact up to 2^53). */
+export function bodiesSize(bodies: readonly BinaryValue[]): number {
+  let total = 0;
+  for (let i = 0; i < bodies.length; i += 1) total += bodies[i].byteLength;
+  return total;
+}
+
+/**
+ * Replaces a message frame's bodies with copies that nothing else refers to: a binary value stays
+ * of its type (format below 256), serializer parts stay bytes; a first body the frame owns is kept.
+ */
+export function copyBodies(frame: Frame): void {
+  const { bodies } = frame;
+  for (let i = frame.ownsFirstBody ? 1 : 0; i < bodies.length; i += 1) {
+    const body = bodies[i] as BinaryValue;
+    bodies[i] = copyBinary(i === 0 && frame.format < 256 ? frame.format : (typeCodeOf(body) as number), body);
+  }
+  frame.ownsFirstBody = true;
+}

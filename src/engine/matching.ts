@@ -1,0 +1,247 @@
+/**
+ * Message matching, as in Open MPI's ob1: per group and receiving member a mailbox; in it, for
+ * point-to-point traffic, a queue per source of messages that arrived unmatched (in arrival
+ * order) and of receives posted for that source (in post order), plus the receives posted for
+ * ANY_SOURCE; for collective traffic, queues keyed by (operation counter, source) as one number.
+ * The common cases cost a few array and map lookups; only tags that skip ahead and wildcard
+ * receives scan. Stamps order arrivals (for ANY_SOURCE) and posts (a specific receive and a
+ * wildcard one compete by who was posted first), which is MPI's non-overtaking rule.
+ */
+import { ANY_SOURCE } from './calls.js';
+import type { Probe, Receive } from './calls.js';
+import type { Frame } from './frame.js';
+
+/**
+ * A first-in first-out queue that can also drop an item from the middle (a tag that skipped
+ * ahead). Emptying it only rewinds its indices: the common one-message-at-a-time traffic never
+ * resizes the array.
+ */
+export class Queue<T> {
+  private items: (T | undefined)[] = [];
+  private head = 0;
+  private tail = 0;
+
+  get length(): number {
+    return this.tail - this.head;
+  }
+
+  at(index: number): T {
+    return this.items[this.head + index] as T;
+  }
+
+  push(item: T): void {
+    this.items[this.tail] = item;
+    this.tail += 1;
+  }
+
+  shift(): T | undefined {
+    if (this.head === this.tail) return undefined;
+    const item = this.items[this.head] as T;
+    this.items[this.head] = undefined;
+    this.head += 1;
+    if (this.head === this.tail) {
+      this.head = 0;
+      this.tail = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.tail) {
+      this.items = this.items.slice(this.head, this.tail);
+      this.tail -= this.head;
+      this.head = 0;
+    }
+    return item;
+  }
+
+  removeAt(index: number): T {
+    if (index === 0) return this.shift() as T;
+    const item = this.items.splice(this.head + index, 1)[0] as T;
+    this.tail -= 1;
+    return item;
+  }
+
+  /** Removes and returns every item for which `predicate` holds. */
+  removeWhere(predicate: (item: T) => boolean): T[] {
+    const removed: T[] = [];
+    const kept: T[] = [];
+    for (let i = this.head; i < this.tail; i += 1) (predicate(this.items[i] as T) ? removed : kept).push(this.items[i] as T);
+    this.items = kept;
+    this.head = 0;
+    this.tail = kept.length;
+    return removed;
+  }
+
+  *[Symbol.iterator](): IterableIterator<T> {
+    for (let i = this.head; i < this.tail; i += 1) yield this.items[i] as T;
+  }
+}
+
+/** Point-to-point traffic from one source to one member in one group. */
+class SourceQueue {
+  readonly arrivals = new Queue<Frame>();
+  readonly receives = new Queue<Receive>();
+}
+
+/** Receives and probes: which point-to-point tags they take. */
+export interface TagFilter {
+  acceptsTag(tag: number): boolean;
+}
+
+/** Collective keys: operation counters stay below 2^31 and group ranks below 2^21. */
+export const MAX_GROUP_SIZE = 1 << 21;
+
+function collectiveKey(tag: number, source: number): number {
+  return tag * MAX_GROUP_SIZE + source;
+}
+
+export class Mailbox {
+  private readonly sources: (SourceQueue | undefined)[] = [];
+  private readonly wildcards = new Queue<Receive>();
+  private readonly probes: Probe[] = [];
+  private readonly collectiveArrivals = new Map<number, Queue<Frame>>();
+  private readonly collectiveReceives = new Map<number, Queue<Receive>>();
+  /** Point-to-point messages waiting here, so wildcard receives skip the scan when there are none. */
+  private unmatched = 0;
+  private nextStamp = 1;
+  /** Where findUnmatched found its message. */
+  private foundIndex = -1;
+
+  /** A message arrived: returns the receive it completes (removed from the mailbox), or keeps the frame as unmatched. */
+  arrive(frame: Frame, collective: boolean): Receive | undefined {
+    if (collective) {
+      const key = collectiveKey(frame.tag, frame.source);
+      const receive = takeFirst(this.collectiveReceives, key);
+      if (receive === undefined) append(this.collectiveArrivals, key, frame);
+      return receive;
+    }
+    const queue = this.sources[frame.source];
+    const specific = queue === undefined ? -1 : firstAccepting(queue.receives, frame.tag);
+    const wildcard = firstAccepting(this.wildcards, frame.tag);
+    if (specific >= 0 && (wildcard < 0 || (queue as SourceQueue).receives.at(specific).stamp < this.wildcards.at(wildcard).stamp)) {
+      return (queue as SourceQueue).receives.removeAt(specific);
+    }
+    if (wildcard >= 0) return this.wildcards.removeAt(wildcard);
+    frame.stamp = this.nextStamp++;
+    this.sourceQueue(frame.source).arrivals.push(frame);
+    this.unmatched += 1;
+    for (let i = 0; i < this.probes.length; i += 1) {
+      const probe = this.probes[i] as Probe;
+      if (!probe.matches(frame)) continue;
+      this.probes.splice(i, 1);
+      i -= 1;
+      probe.found(frame);
+    }
+    return undefined;
+  }
+
+  /** A receive was posted: returns the unmatched message it takes (removed), or keeps the receive. */
+  post(receive: Receive): Frame | undefined {
+    if (receive.collective) {
+      const key = collectiveKey(receive.tagOrAny, receive.source);
+      const frame = takeFirst(this.collectiveArrivals, key);
+      if (frame === undefined) append(this.collectiveReceives, key, receive);
+      return frame;
+    }
+    const queue = this.findUnmatched(receive.source, receive);
+    if (queue !== undefined) {
+      this.unmatched -= 1;
+      return queue.arrivals.removeAt(this.foundIndex);
+    }
+    receive.stamp = this.nextStamp++;
+    if (receive.source === ANY_SOURCE) this.wildcards.push(receive);
+    else this.sourceQueue(receive.source).receives.push(receive);
+    return undefined;
+  }
+
+  /** The unmatched point-to-point message a probe for (source, tag) would see, without taking it. */
+  peek(source: number, tag: TagFilter): Frame | undefined {
+    return this.findUnmatched(source, tag)?.arrivals.at(this.foundIndex);
+  }
+
+  addProbe(probe: Probe): void {
+    this.probes.push(probe);
+  }
+
+  /** Removes a receive or probe that will never complete here (its peer was lost); true if it was here. */
+  remove(call: Receive | Probe): boolean {
+    const index = this.probes.indexOf(call as Probe);
+    if (index >= 0) {
+      this.probes.splice(index, 1);
+      return true;
+    }
+    const receive = call as Receive;
+    if (receive.collective) {
+      const key = collectiveKey(receive.tagOrAny, receive.source);
+      const queue = this.collectiveReceives.get(key);
+      const removed = queue?.removeWhere((item) => item === receive).length ?? 0;
+      if (queue?.length === 0) this.collectiveReceives.delete(key);
+      return removed > 0;
+    }
+    const queue = receive.source === ANY_SOURCE ? this.wildcards : this.sources[receive.source]?.receives;
+    return (queue?.removeWhere((item) => item === receive).length ?? 0) > 0;
+  }
+
+  /** Every unmatched message (reported when an endpoint closes). */
+  *unmatchedMessages(): IterableIterator<Frame> {
+    for (const queue of this.sources) if (queue) yield* queue.arrivals;
+    for (const queue of this.collectiveArrivals.values()) yield* queue;
+  }
+
+  /**
+   * The queue holding the earliest-arrived unmatched message from `source` (or any source) that
+   * `filter` accepts, with its index left in `foundIndex` (no allocation on the common path).
+   */
+  private findUnmatched(source: number, filter: TagFilter): SourceQueue | undefined {
+    if (this.unmatched === 0) return undefined;
+    if (source !== ANY_SOURCE) {
+      const queue = this.sources[source];
+      this.foundIndex = queue === undefined ? -1 : firstArrivalAccepted(queue.arrivals, filter);
+      return this.foundIndex < 0 ? undefined : queue;
+    }
+    let best: SourceQueue | undefined;
+    let bestIndex = -1;
+    for (const queue of this.sources) {
+      if (queue === undefined) continue;
+      const index = firstArrivalAccepted(queue.arrivals, filter);
+      if (index >= 0 && (best === undefined || queue.arrivals.at(index).stamp < best.arrivals.at(bestIndex).stamp)) {
+        best = queue;
+        bestIndex = index;
+      }
+    }
+    this.foundIndex = bestIndex;
+    return best;
+  }
+
+  private sourceQueue(source: number): SourceQueue {
+    let queue = this.sources[source];
+    if (queue === undefined) {
+      queue = new SourceQueue();
+      this.sources[source] = queue;
+    }
+    return queue;
+  }
+}
+
+function firstAccepting(receives: Queue<Receive>, tag: number): number {
+  for (let i = 0; i < receives.length; i += 1) if (receives.at(i).acceptsTag(tag)) return i;
+  return -1;
+}
+
+function firstArrivalAccepted(arrivals: Queue<Frame>, filter: TagFilter): number {
+  for (let i = 0; i < arrivals.length; i += 1) if (filter.acceptsTag(arrivals.at(i).tag)) return i;
+  return -1;
+}
+
+function takeFirst<T>(queues: Map<number, Queue<T>>, key: number): T | undefined {
+  const queue = queues.get(key);
+  if (queue === undefined) return undefined;
+  const item = queue.shift();
+  if (queue.length === 0) queues.delete(key);
+  return item;
+}
+
+function append<T>(queues: Map<number, Queue<T>>, key: number, item: T): void {
+  let queue = queues.get(key);
+  if (queue === undefined) {
+    queue = new Queue<T>();
+    queues.set(key, queue);
+  }
+  queue.push(item);
+}

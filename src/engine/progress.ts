@@ -1,0 +1,96 @@
+/**
+ * The progress engine of one thread (each worker thread loads its own copy of this module): the
+ * one place that advances every polling device (shared memory, UCX). A call that waits spins on it
+ * for a bounded, adaptive budget, since a wake-up from a blocked wait costs ~20-50 µs here while a
+ * spinning hop costs well under one; then it stops spinning and the devices' events (a doorbell, a
+ * socket) complete it. Completions found by one pass are delivered together: the frames go into
+ * the engine, whose receives resolve their promises, and the reactions run after the pass.
+ *
+ * Spinning pays only when every spinning endpoint has a core: masters switch it off when their
+ * host runs more endpoints than it has cores. Posting a receive never spins; only waiting does.
+ */
+import type { PendingCall } from './calls.js';
+
+/** What the progress engine needs of a device that must be polled. */
+export interface PollingDevice {
+  /** Moves what arrived into the engine; returns how many frames. */
+  progress(): number;
+  /** Called after a spin that found nothing: arm the doorbell, so that a sender wakes this thread. */
+  sleep?(): void;
+}
+
+const MINIMUM_BUDGET_MICROSECONDS = 2;
+/** Polls between two reads of the clock (a read costs about as much as a few empty polls). */
+const POLLS_PER_CLOCK_READ = 16;
+
+export class ProgressEngine {
+  private readonly devices: PollingDevice[] = [];
+  /** Endpoints of this thread that asked not to spin (their host has fewer cores than endpoints). */
+  private vetoes = 0;
+  private maximumMicroseconds = 50;
+  private budgetMicroseconds = 50;
+  readonly stats = { spins: 0, hits: 0, misses: 0, polls: 0 };
+
+  register(device: PollingDevice): void {
+    if (!this.devices.includes(device)) this.devices.push(device);
+  }
+
+  unregister(device: PollingDevice): void {
+    const index = this.devices.indexOf(device);
+    if (index >= 0) this.devices.splice(index, 1);
+  }
+
+  /** The longest a waiting call spins (0: never). */
+  setBudget(microseconds: number): void {
+    this.maximumMicroseconds = microseconds;
+    this.budgetMicroseconds = microseconds;
+  }
+
+  /** An endpoint whose host is oversubscribed forbids spinning until it calls the returned function. */
+  forbidSpinning(): () => void {
+    this.vetoes += 1;
+    let lifted = false;
+    return () => {
+      if (lifted) return;
+      lifted = true;
+      this.vetoes -= 1;
+    };
+  }
+
+  get spinning(): boolean {
+    return this.vetoes === 0 && this.maximumMicroseconds > 0 && this.devices.length > 0;
+  }
+
+  /** One pass over every polling device; returns the frames moved. */
+  poll(): number {
+    let moved = 0;
+    for (let i = 0; i < this.devices.length; i += 1) moved += (this.devices[i] as PollingDevice).progress();
+    this.stats.polls += 1;
+    return moved;
+  }
+
+  /**
+   * Spins until `call` stops waiting or the budget is spent. A spin that succeeds keeps the budget
+   * (and regrows it), one that fails halves it: a peer that is computing costs little spinning.
+   */
+  wait(call: PendingCall): void {
+    if (!call.linked || !this.spinning) return;
+    this.stats.spins += 1;
+    const deadline = process.hrtime.bigint() + BigInt(Math.round(this.budgetMicroseconds * 1000));
+    for (let polls = 1; call.linked; polls += 1) {
+      this.poll();
+      if (polls % POLLS_PER_CLOCK_READ === 0 && process.hrtime.bigint() > deadline) break;
+    }
+    if (call.linked) {
+      this.stats.misses += 1;
+      this.budgetMicroseconds = Math.max(MINIMUM_BUDGET_MICROSECONDS, this.budgetMicroseconds / 2);
+      for (const device of this.devices) device.sleep?.();
+    } else {
+      this.stats.hits += 1;
+      this.budgetMicroseconds = Math.min(this.maximumMicroseconds, this.budgetMicroseconds * 2);
+    }
+  }
+}
+
+/** This thread's progress engine. */
+export const progressEngine = new ProgressEngine();

@@ -1,0 +1,138 @@
+/**
+ * Between members and the engine: values become message frames, and the receives members post
+ * turn frames back into values, checking a collective message's signature against the call that
+ * receives it. A receive settles one promise, made only if the message was not already there.
+ */
+import { Frame, FrameType, bodiesSize } from './engine/frame.js';
+import { ANY_SOURCE, ANY_TAG, Receive } from './engine/calls.js';
+import type { CallOwner, Route } from './engine/calls.js';
+import { collectiveOf, describeSignature } from './engine/signature.js';
+import { progressEngine } from './engine/progress.js';
+import { encodeMessage, decodeMessage } from './serialization/message.js';
+import { fromBytes, typeCodeOf } from './serialization/typed-arrays.js';
+import type { BinaryValue } from './serialization/typed-arrays.js';
+import type { Serializer } from './serialization/serializer.js';
+import { CollectiveMismatchError } from './errors.js';
+import type { ColGroup } from '../groups/col-group.js';
+
+/** Largest user tag (MPI_TAG_UB is at least 32767; ours is 2^31 − 1). */
+export const MAX_TAG = 0x7fff_ffff;
+
+/** A collective call's signature, carried by each of its messages. */
+export interface Signature {
+  readonly operation: number;
+  readonly root: number;
+  readonly reduction: number;
+}
+
+export const POINT_TO_POINT: Signature = { operation: 0, root: 0, reduction: 0 };
+
+/** The frame of a message carrying `value` (a binary value is its own body: the common case, kept short). */
+export function messageFrame(serializer: Serializer, value: unknown, flags: number, context: number, source: number, destination: number, tag: number, signature: Signature): Frame {
+  const code = typeCodeOf(value);
+  if (code !== undefined) {
+    const binary = value as BinaryValue;
+    return new Frame(FrameType.Eager, flags, context, source, destination, tag, signature.operation, signature.root, signature.reduction, code, [binary], binary.byteLength);
+  }
+  const message = encodeMessage(value, serializer);
+  return new Frame(FrameType.Eager, flags, context, source, destination, tag, signature.operation, signature.root, signature.reduction, message.format, message.bodies, bodiesSize(message.bodies), 0, 0, message.ownsFirstBody);
+}
+
+/** The tag of a send: `options.tag`, 0 by default; RangeError for anything else than 0..2^31−1. */
+export function sendTag(options: { readonly tag?: number } | undefined, operation: string): number {
+  const tag = options?.tag ?? 0;
+  if (!Number.isInteger(tag) || tag < 0 || tag > MAX_TAG) throw new RangeError(`${operation}: tag ${String(tag)} is not an integer in 0..${MAX_TAG}`);
+  return tag;
+}
+
+/** The tag of a receive or probe: as for sends, or ANY_TAG. */
+export function receiveTag(options: { readonly tag?: number } | undefined, operation: string): number {
+  return options?.tag === ANY_TAG ? ANY_TAG : sendTag(options, operation);
+}
+
+/** RangeError unless `source` is a rank of `group` or ANY_SOURCE. */
+export function checkSource(group: ColGroup, source: number, operation: string): void {
+  if (source !== ANY_SOURCE) group.checkRank(source, operation, 'source');
+}
+
+/** What a receive hands back. */
+export const enum Delivery {
+  /** The value. */
+  Value,
+  /** { value, source, tag }. */
+  Envelope,
+}
+
+/** A member's receive: decodes the message and settles the caller's promise. */
+export class MemberReceive extends Receive {
+  private state: 'waiting' | 'done' | 'failed';
+  private outcome: unknown;
+  private resolve: ((value: unknown) => void) | undefined;
+  private reject: ((error: unknown) => void) | undefined;
+
+  constructor(
+    route: Route,
+    operation: string,
+    owner: CallOwner | undefined,
+    destination: number,
+    source: number,
+    tag: number,
+    private readonly serializer: Serializer,
+    private readonly delivery: Delivery,
+    /** The receiving collective call's signature; undefined for point-to-point receives. */
+    private readonly signature: Signature | undefined,
+  ) {
+    super(route, operation, owner, destination, source, tag, signature !== undefined);
+    this.state = 'waiting';
+    this.outcome = undefined;
+    this.resolve = undefined;
+    this.reject = undefined;
+  }
+
+  complete(frame: Frame): void {
+    try {
+      if (this.signature !== undefined) this.checkSignature(frame, this.signature);
+      const value = frame.format < 256 && frame.bodies.length === 1 ? fromBytes(frame.format, frame.bodies[0] as BinaryValue) : decodeMessage(frame.format, frame.bodies, this.serializer);
+      this.outcome = this.delivery === Delivery.Value ? value : { value, source: frame.source, tag: frame.tag };
+      this.state = 'done';
+      this.resolve?.(this.outcome);
+    } catch (error) {
+      this.fail(error as Error);
+    }
+  }
+
+  fail(error: Error): void {
+    this.state = 'failed';
+    this.outcome = error;
+    this.reject?.(error);
+  }
+
+  /**
+   * The caller's promise. With `wait`, the caller is about to wait for it, so the progress engine
+   * spins first (a merely posted receive does not).
+   */
+  result<T>(wait: boolean): Promise<T> {
+    if (this.state === 'waiting' && wait) progressEngine.wait(this);
+    if (this.state === 'done') return Promise.resolve(this.outcome as T);
+    if (this.state === 'failed') return Promise.reject(this.outcome);
+    return new Promise<T>((resolve, reject) => {
+      this.resolve = resolve as (value: unknown) => void;
+      this.reject = reject;
+    });
+  }
+
+  private checkSignature(frame: Frame, expected: Signature): void {
+    if (frame.operation === expected.operation && frame.root === expected.root && frame.reduction === expected.reduction) return;
+    const ours = describeSignature(expected.operation, expected.root, expected.reduction);
+    const theirs = describeSignature(frame.operation, frame.root, frame.reduction);
+    const advice =
+      collectiveOf(frame.operation) !== collectiveOf(expected.operation)
+        ? 'members must call collectives in the same order'
+        : frame.root !== expected.root
+          ? 'every member must pass the same root'
+          : frame.reduction !== expected.reduction
+            ? 'every member must pass the same reduction'
+            : 'the members chose different algorithms: give every member the same configuration, and for a size-dependent broadcast or scatter table let non-roots pass an object of the root\'s size (not null), or name the algorithm in the call';
+    throw new CollectiveMismatchError(`${this.describe()} (rank ${this.destination} here): expected ${ours}, but the sender called ${theirs}; ${advice}`);
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Endpoints in worker threads (`ccjrun --threads T`, option `threads`, CCJS_THREADS under any
+ * launcher): the main thread's ColGroupMaster.create() starts T − 1 worker threads that run the
+ * same script with the same arguments, each creating its own master. A thread that fails ends its
+ * whole process with its exit code, as a failing process ends a job; its output is prefixed with
+ * its endpoint rank.
+ */
+import { Worker, isMainThread, workerData } from 'node:worker_threads';
+import path from 'node:path';
+import { linePrefixer, MARKER_END, MARKER_START } from './output.js';
+import { ConfigError } from './errors.js';
+
+interface ThreadData {
+  readonly ccjsThreadRank: number;
+}
+
+/** This thread's rank among its process's endpoints: 0 on the main thread, 1.. in threads started by ccjs. */
+export function threadRankOfThisThread(): number {
+  const data = workerData as Partial<ThreadData> | null;
+  return !isMainThread && typeof data?.ccjsThreadRank === 'number' ? data.ccjsThreadRank : 0;
+}
+
+/**
+ * Starts worker threads 1..threadCount−1 running this process's script. `endpointRank(t)` names
+ * each thread in its output; `markers` makes the prefix a marker for ccjrun instead of "[rank] ".
+ */
+export function startWorkerThreads(threadCount: number, endpointRank: (threadRank: number) => number, markers: boolean): void {
+  const script = process.argv[1];
+  if (script === undefined) throw new ConfigError('threads: no script to run in the worker threads (process.argv[1] is empty)');
+  for (let threadRank = 1; threadRank < threadCount; threadRank += 1) {
+    const rank = endpointRank(threadRank);
+    const worker = new Worker(path.resolve(script), {
+      argv: process.argv.slice(2),
+      workerData: { ccjsThreadRank: threadRank } satisfies ThreadData,
+      stdout: true,
+      stderr: true,
+    });
+    const prefix = markers ? `${MARKER_START}${rank}${MARKER_END}` : `[${rank}] `;
+    const drained = [worker.stdout, worker.stderr].map((stream, index) => {
+      const output = stream.pipe(linePrefixer(prefix));
+      output.pipe(index === 0 ? process.stdout : process.stderr, { end: false });
+      return new Promise<void>((resolve) => output.once('end', resolve));
+    });
+    worker.on('error', (error) => {
+      process.stderr.write(`ccjs: thread ${threadRank} (endpoint ${rank}) failed: ${error.stack ?? error.message}\n`);
+      process.exit(1);
+    });
+    // A thread's exit code is the process's, as a process's is the job's (in a worker,
+    // process.exit ends only the thread). Its last words are forwarded first.
+    worker.on('exit', (code) => {
+      if (code === 0) return;
+      const bounded = new Promise<void>((resolve) => setTimeout(resolve, 1000));
+      void Promise.race([Promise.all(drained), bounded]).then(() => process.exit(code));
+    });
+  }
+}

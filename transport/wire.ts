@@ -1,0 +1,81 @@
+/**
+ * How byte devices (TCP, shared-memory rings) lay a frame out. Every frame starts with a fixed
+ * 56-byte little-endian header:
+ *
+ *   0 u8 magic 0xCC   1 u8 version   2 u8 frame type   3 u8 flags
+ *   4 u32 context     8 u32 source rank   12 u32 destination rank   16 u32 tag
+ *   20 u32 id (the sender's send id)   24 u32 credit returned   28 u32 body format
+ *   32 u32 operation   36 u32 root   40 u32 reduction (the collective signature)
+ *   44 u32 body count  48 u64 size (bytes of the message, or what a ReadyToSend announces)
+ *
+ * Eager and Data frames follow it with a u64 length per body, then the bodies. Lengths are 64-bit
+ * so that one message may exceed 4 GiB in total. Device-level frames (a connection's hello) use
+ * types above the engine's.
+ */
+import { Frame, NO_BODIES } from '../src/engine/frame.js';
+import type { FrameType } from '../src/engine/frame.js';
+import { TransportError } from '../src/errors.js';
+
+export const MAGIC = 0xcc;
+export const WIRE_VERSION = 2;
+export const HEADER_BYTES = 56;
+/** Largest frame type the engine uses; devices number their own frames above it. */
+export const LAST_ENGINE_FRAME_TYPE = 7;
+
+const TWO_TO_32 = 0x1_0000_0000;
+
+export function writeHeader(target: Buffer, offset: number, frame: Frame): void {
+  target[offset] = MAGIC;
+  target[offset + 1] = WIRE_VERSION;
+  target[offset + 2] = frame.type;
+  target[offset + 3] = frame.flags;
+  target.writeUInt32LE(frame.context, offset + 4);
+  target.writeUInt32LE(frame.source, offset + 8);
+  target.writeUInt32LE(frame.destination, offset + 12);
+  target.writeUInt32LE(frame.tag, offset + 16);
+  target.writeUInt32LE(frame.id, offset + 20);
+  target.writeUInt32LE(frame.credit, offset + 24);
+  target.writeUInt32LE(frame.format, offset + 28);
+  target.writeUInt32LE(frame.operation, offset + 32);
+  target.writeUInt32LE(frame.root, offset + 36);
+  target.writeUInt32LE(frame.reduction, offset + 40);
+  target.writeUInt32LE(frame.bodies.length, offset + 44);
+  writeUInt64(target, offset + 48, frame.size);
+}
+
+/** The frame a header describes, with no bodies yet; `bodyCount` is read separately. */
+export function readHeader(source: Buffer, offset: number): Frame {
+  if (source[offset] !== MAGIC) throw new TransportError(`bad frame: magic byte 0x${(source[offset] ?? 0).toString(16)} is not 0xcc`);
+  if (source[offset + 1] !== WIRE_VERSION) {
+    throw new TransportError(`peer speaks wire version ${source[offset + 1]}, this endpoint speaks ${WIRE_VERSION}: mixed ccjs versions in one job`);
+  }
+  return new Frame(
+    source[offset + 2] as FrameType,
+    source[offset + 3] as number,
+    source.readUInt32LE(offset + 4),
+    source.readUInt32LE(offset + 8),
+    source.readUInt32LE(offset + 12),
+    source.readUInt32LE(offset + 16),
+    source.readUInt32LE(offset + 32),
+    source.readUInt32LE(offset + 36),
+    source.readUInt32LE(offset + 40),
+    source.readUInt32LE(offset + 28),
+    NO_BODIES,
+    readUInt64(source, offset + 48),
+    source.readUInt32LE(offset + 20),
+    source.readUInt32LE(offset + 24),
+  );
+}
+
+export function bodyCountOf(source: Buffer, offset: number): number {
+  return source.readUInt32LE(offset + 44);
+}
+
+export function writeUInt64(target: Buffer, offset: number, value: number): void {
+  target.writeUInt32LE(value % TWO_TO_32, offset);
+  target.writeUInt32LE(Math.floor(value / TWO_TO_32), offset + 4);
+}
+
+export function readUInt64(source: Buffer, offset: number): number {
+  return source.readUInt32LE(offset) + source.readUInt32LE(offset + 4) * TWO_TO_32;
+}
