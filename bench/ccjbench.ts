@@ -235,7 +235,7 @@ class BenchMember extends ColMember {
   }
 
   override async run(): Promise<void> {
-    const group = await this.master.getGroup('ccjbench', this.master.processCount);
+    const group = await this.master.getGroup('ccjbench', this.master.getNumberOfCpus());
     const rank = group.getRank(this);
     const members = group.size();
     const points = pointsOf(this.plan, members);
@@ -277,7 +277,7 @@ async function runRank(plan: SuitePlan): Promise<void> {
   const member = new BenchMember(master, plan);
   master.addMember('ccjbench', member);
   await member.start();
-  if (master.processRank === 0) process.stdout.write(`${JSON.stringify(member.measurements)}\n`);
+  if (master.rank === 0) process.stdout.write(`${JSON.stringify(member.measurements)}\n`);
 }
 
 /** Runs the plan: one job per member count, each a set of real processes. */

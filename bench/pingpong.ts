@@ -101,7 +101,7 @@ async function ccjsRank(): Promise<void> {
   const member = new PingPong(master);
   master.addMember('pingpong', member);
   await member.start();
-  if (master.processRank === 0) process.stdout.write(`${JSON.stringify(member.results)}\n`);
+  if (master.rank === 0) process.stdout.write(`${JSON.stringify(member.results)}\n`);
 }
 
 // ---------- orchestration ----------

@@ -61,7 +61,7 @@ class Asp extends ColMember {
   }
 
   override async run(): Promise<void> {
-    const group = await this.master.getGroup('asp', this.master.processCount);
+    const group = await this.master.getGroup('asp', this.master.getNumberOfCpus());
     const rank = group.getRank(this);
     const members = group.size();
     const { size: n, seed, check } = this.options;

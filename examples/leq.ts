@@ -82,7 +82,7 @@ class Leq extends ColMember {
   }
 
   override async run(): Promise<void> {
-    const group = await this.master.getGroup('leq', this.master.processCount);
+    const group = await this.master.getGroup('leq', this.master.getNumberOfCpus());
     const rank = group.getRank(this);
     const members = group.size();
     const { size: n, seed, check } = this.options;

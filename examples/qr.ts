@@ -101,7 +101,7 @@ class Qr extends ColMember {
   }
 
   override async run(): Promise<void> {
-    const group = await this.master.getGroup('qr', this.master.processCount);
+    const group = await this.master.getGroup('qr', this.master.getNumberOfCpus());
     const rank = group.getRank(this);
     const members = group.size();
     const { size: n, seed, check } = this.options;

@@ -1,5 +1,5 @@
 /**
- * Ring: one member per process passes a token around the ring `laps` times; rank 0 checks that
+ * Ring: one member per endpoint passes a token around the ring `laps` times; rank 0 checks that
  * it made every hop.   npx ccjrun -n 4 examples/ring 3
  */
 import { ColGroupMaster, ColMember } from '../src/index.js';
@@ -12,7 +12,7 @@ class RingMember extends ColMember {
   }
 
   override async run(): Promise<void> {
-    const group = await this.master.getGroup('ring', this.master.processCount);
+    const group = await this.master.getGroup('ring', this.master.getNumberOfCpus());
     const rank = group.getRank(this);
     const size = group.size();
     const next = (rank + 1) % size;
@@ -30,7 +30,7 @@ class RingMember extends ColMember {
     if (rank === 0) {
       const expected = laps * size;
       if (token.hops !== expected) throw new Error(`ring: ${token.hops} hops, expected ${expected}`);
-      console.log(`ring ok: ${size} processes, ${token.hops} hops`);
+      console.log(`ring ok: ${size} members, ${token.hops} hops`);
     }
   }
 }

@@ -134,7 +134,7 @@ export class ColGroupMaster {
       const local = new LocalDevice();
       const deviceOf = (name: DeviceName): Device => (name === 'local' ? local : (tcp as TcpDevice));
       const peers: PeerPlan[] = choices.map((choice) => ({ device: deviceOf(choice.device), window: known.endpoints[choice.peer]?.receiveWindow ?? config.receiveWindow }));
-      engine = new Engine({ rank, eagerLimit: config.eagerLimit, sendBuffer: config.sendBuffer, timeoutMs: config.timeoutMs, processOf: (endpoint) => known.endpoints[endpoint]?.processRank ?? -1 }, peers);
+      engine = new Engine({ rank, eagerLimit: config.eagerLimit, sendBuffer: config.sendBuffer, timeoutMs: config.timeoutMs, processOf: (endpoint) => known.endpoints[endpoint]?.processRank ?? -1, labelOf: (endpoint) => endpointLabel(endpoint, threadCount) }, peers);
       const served = (name: DeviceName) => choices.filter((choice) => choice.device === name).map((choice) => ({ rank: choice.peer, address: known.endpoints[choice.peer]?.addresses[name] }));
       await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine)]);
     } catch (error) {
@@ -266,11 +266,15 @@ export class ColGroupMaster {
     if (this.config.autoClose && this.members.every((member) => memberCore(member).finished)) await this.close();
   }
 
-  /** @internal run() returned: a call of the member still waiting means an await was forgotten. */
+  /**
+   * @internal run() returned: a call of the member still waiting means an await was forgotten.
+   * Once named here, such a call failing later (its peer closing) is no unhandled rejection.
+   */
   memberReturned(core: MemberCore): void {
     if (core.pendingCalls === 0) return;
-    const calls = this.engine.pending(core).map((call) => `\n  - ${call.details()}`);
-    process.stderr.write(`ccjs: ${core.label} returned from run() with ${calls.length} call(s) still pending (a missing await?):${calls.join('')}\n`);
+    const calls = this.engine.pending(core);
+    for (const call of calls) call.abandon();
+    process.stderr.write(`ccjs: ${core.label} returned from run() with ${calls.length} call(s) still pending (a missing await?):${calls.map((call) => `\n  - ${call.details()}`).join('')}\n`);
   }
 
   /** @internal An exception escaped a member's run(): abort the job, naming the member. */

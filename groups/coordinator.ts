@@ -206,7 +206,9 @@ export class Coordinator {
     if (record.joins.length < record.size) return;
     // Ranks follow explicit keys (copyGroup, split), then endpoint rank, then addMember order.
     const sorted = [...record.joins].sort((a, b) => compareKeys(a.key, b.key) || a.endpointRank - b.endpointRank || a.order - b.order);
-    record.formed = { context: this.nextContext++, members: sorted.map((join) => [join.endpointRank, join.localId] as const) };
+    record.formed = { context: this.nextContext, members: sorted.map((join) => [join.endpointRank, join.localId] as const) };
+    // Contexts are u32 on the wire: wrap (never to 0) rather than fail after 2^32 − 1 groups.
+    this.nextContext = (this.nextContext % 0xffff_ffff) + 1;
     this.answerWaiters(record, { type: 'group', group, ...record.formed });
     this.broadcast({ type: 'active', group });
   }

@@ -1,102 +1,11 @@
 import { expect } from 'chai';
 import type { ColMember, ColGroup } from '../src/index.js';
 import { CollectiveMismatchError } from '../src/errors.js';
-import { Reductions, toReductionObject } from '../reduction/index.js';
-import type { ReductionLike, ReductionObject } from '../reduction/index.js';
-import { DenseMatrix, DividableArray, SparseMatrix } from '../dividable/index.js';
-import type { DividableData } from '../dividable/index.js';
+import { Reductions } from '../reduction/index.js';
+import { DividableArray } from '../dividable/index.js';
 import { mastersForSuite, runGroup } from './harness.js';
-import { Point, expectSame } from './payloads.js';
-
-/** Spreads `count` members over `processes` masters, round robin. */
-function spread(count: number, processes: number): number[] {
-  return Array.from({ length: processes }, (_, process) => Math.floor(count / processes) + (process < count % processes ? 1 : 0));
-}
-
-/** Values a root broadcasts: a number, an object graph, a registered class, empty and 1 MiB arrays. */
-const BROADCAST_PAYLOADS: readonly { name: string; make: (root: number) => unknown }[] = [
-  { name: 'number', make: (root) => root * 10 + 0.5 },
-  { name: 'object graph', make: (root) => ({ root, list: [1, 'two', { three: 3 }], nested: { deep: [null, true, 'Grüße'] } }) },
-  { name: 'registered class', make: (root) => new Point(root, -root, `p${root}`) },
-  { name: 'empty Float64Array', make: () => new Float64Array(0) },
-  { name: '1 MiB Float64Array', make: (root) => Float64Array.from({ length: 131072 }, (_, i) => i + root) },
-];
-
-class PointSum implements ReductionObject<Point> {
-  reduce(a: Point, b: Point): Point {
-    return new Point(a.x + b.x, a.y + b.y, 'sum');
-  }
-}
-
-const concatenate: ReductionObject<string> = { reduce: (a: string, b: string) => `${a},${b}`, commutative: false, name: 'concatenate' };
-
-interface ReductionCase {
-  readonly name: string;
-  readonly contribution: (rank: number) => unknown;
-  readonly op: ReductionLike<unknown>;
-}
-
-/** A reduction of each member's contribution, its operand type erased so cases fit one list. */
-function reductionCase<T>(name: string, contribution: (rank: number) => T, op: ReductionLike<T>): ReductionCase {
-  return { name, contribution, op: op as unknown as ReductionLike<unknown> };
-}
-
-interface Tally {
-  count: number;
-  max: number;
-  tags: string[];
-}
-
-const REDUCTIONS: readonly ReductionCase[] = [
-  reductionCase('SUM of numbers', (rank) => rank + 1, Reductions.SUM),
-  reductionCase('SUM of 1 MiB Float64Arrays', (rank) => new Float64Array(131072).fill(rank + 1), Reductions.SUM),
-  reductionCase('SUM of empty Float64Arrays', () => new Float64Array(0), Reductions.SUM),
-  reductionCase('a function on object graphs', (rank): Tally => ({ count: 1, max: rank, tags: ['t'] }), (a: Tally, b: Tally) => ({ count: a.count + b.count, max: Math.max(a.max, b.max), tags: a.tags })),
-  reductionCase('a ReductionObject on a registered class', (rank) => new Point(rank, 2 * rank, 'r'), new PointSum()),
-  reductionCase('a non-commutative concatenation', (rank) => String(rank), concatenate),
-];
-
-/** The reference result: a plain left fold in rank order. */
-function sequentialFold(reduction: ReductionCase, size: number): unknown {
-  const op = toReductionObject(reduction.op, 'fold');
-  let result = reduction.contribution(0);
-  for (let rank = 1; rank < size; rank += 1) result = op.reduce(result, reduction.contribution(rank));
-  return result;
-}
-
-/** Dividable objects of a size that splits unevenly over `size` members. */
-function dividables(size: number) {
-  const dense = new DenseMatrix(size + 2, 3, Float64Array.from({ length: (size + 2) * 3 }, (_, i) => i * 1.5));
-  const sparseSource = new DenseMatrix(2 * size + 1, 5, Float64Array.from({ length: (2 * size + 1) * 5 }, (_, i) => (i % 3 === 0 ? i : 0)));
-  const kinds: { name: string; whole: () => DividableData; empty: () => DividableData }[] = [
-    { name: 'DividableArray of a plain array', whole: () => new DividableArray(Array.from({ length: 2 * size + 3 }, (_, i) => `e${i}`)), empty: () => new DividableArray(new Array<string>(2 * size + 3).fill('')) },
-    { name: 'DividableArray of a Float64Array', whole: () => new DividableArray(Float64Array.from({ length: 3 * size + 1 }, (_, i) => i / 4)), empty: () => new DividableArray(new Float64Array(3 * size + 1)) },
-    { name: 'DenseMatrix', whole: () => new DenseMatrix(dense.rows, dense.cols, dense.data.slice()), empty: () => new DenseMatrix(dense.rows, dense.cols) },
-    { name: 'SparseMatrix', whole: () => SparseMatrix.fromDense(sparseSource), empty: () => SparseMatrix.fromDense(new DenseMatrix(sparseSource.rows, sparseSource.cols)) },
-  ];
-  return kinds;
-}
-
-/** A user DividableData whose elements are whatever each index holds. */
-class Mailbox implements DividableData<Float64Array> {
-  constructor(readonly elements: Float64Array[]) {}
-
-  elementAt(index: number): Float64Array {
-    return this.elements[index];
-  }
-
-  setElementAt(index: number, _size: number, element: Float64Array): void {
-    this.elements[index] = element;
-  }
-}
-
-/** Comparable form of a dividable object. */
-function contents(object: unknown): unknown {
-  if (object instanceof DividableArray) return ArrayBuffer.isView(object.array) ? Array.from(object.array as Float64Array) : object.array;
-  if (object instanceof SparseMatrix) return Array.from(object.toDense().data);
-  if (object instanceof DenseMatrix) return Array.from(object.data);
-  return object;
-}
+import { COLLECTIVE_CHECKS } from './collective-checks.js';
+import { spread } from './scenarios/members.js';
 
 for (const placement of [
   { name: 'in one process', processes: 1 },
@@ -110,95 +19,11 @@ for (const placement of [
 
     for (let size = 1; size <= 9; size += 1) {
       describe(`${size} member${size > 1 ? 's' : ''}`, function () {
-        it('barrier: nobody leaves before everybody arrived', async function () {
-          let arrived = 0;
-          await inGroup(size, async (member, group) => {
-            for (let round = 1; round <= 3; round += 1) {
-              arrived += 1;
-              await member.barrier(group);
-              expect(arrived).to.be.at.least(round * size);
-              await member.barrier(group);
-            }
+        for (const check of COLLECTIVE_CHECKS) {
+          it(check.name, async function () {
+            await inGroup(size, (member, group, rank) => check.body(member, group, rank, size));
           });
-        });
-
-        it('broadcast from every root: the root keeps its reference, the others get a copy', async function () {
-          await inGroup(size, async (member, group, rank) => {
-            for (let root = 0; root < size; root += 1) {
-              for (const payload of BROADCAST_PAYLOADS) {
-                const mine = rank === root ? payload.make(root) : null;
-                const result = await member.broadcast(group, mine, root);
-                if (rank === root) expect(result).to.equal(mine);
-                else expectSame(result, payload.make(root));
-              }
-            }
-          });
-        });
-
-        it('reduce to every root and allReduce, compared with a sequential fold', async function () {
-          await inGroup(size, async (member, group, rank) => {
-            for (const reduction of REDUCTIONS) {
-              const expected = sequentialFold(reduction, size);
-              for (let root = 0; root < size; root += 1) {
-                const result = await member.reduce(group, reduction.contribution(rank), reduction.op, root);
-                if (rank === root) expectSame(result, expected);
-                else expect(result, reduction.name).to.equal(null);
-              }
-              expectSame(await member.allReduce(group, reduction.contribution(rank), reduction.op), expected);
-            }
-          });
-        });
-
-        it('scan: inclusive prefixes in rank order', async function () {
-          await inGroup(size, async (member, group, rank) => {
-            expect(await member.scan(group, rank + 1, Reductions.SUM)).to.equal(((rank + 1) * (rank + 2)) / 2);
-            expect(await member.scan(group, String(rank), concatenate)).to.equal([...Array(rank + 1).keys()].join(','));
-          });
-        });
-
-        it('scatter and gather with every root and uneven blocks', async function () {
-          await inGroup(size, async (member, group, rank) => {
-            for (const kind of dividables(size)) {
-              const whole = kind.whole();
-              for (let root = 0; root < size; root += 1) {
-                const element = await member.scatter(group, rank === root ? kind.whole() : null, root);
-                expect(contents(element), kind.name).to.deep.equal(contents(whole.elementAt(rank, size)));
-                const gathered = await member.gather(group, rank === root ? kind.empty() : null, element, root);
-                if (rank === root) expect(contents(gathered), kind.name).to.deep.equal(contents(whole));
-                else expect(gathered).to.equal(null);
-              }
-            }
-          });
-        });
-
-        it('allGather and allToAll with uneven blocks', async function () {
-          await inGroup(size, async (member, group, rank) => {
-            for (const kind of dividables(size)) {
-              const whole = kind.whole();
-              const gathered = await member.allGather(group, kind.empty(), whole.elementAt(rank, size));
-              expect(contents(gathered), kind.name).to.deep.equal(contents(whole));
-            }
-            // Member r sends block j of its array (tagged with r) to member j; blocks of 3.
-            const sendArray = Array.from({ length: 3 * size }, (_, i) => `${rank}:${i}`);
-            const result = await member.allToAll(group, new DividableArray(sendArray), new DividableArray(new Array<string>(3 * size).fill('')));
-            const expected = Array.from({ length: size }, (_, source) => [0, 1, 2].map((offset) => `${source}:${3 * rank + offset}`)).flat();
-            expect(result.array).to.deep.equal(expected);
-            // Uneven elements through a user DividableData: member r sends r + j + 1 numbers to j.
-            const outgoing = new Mailbox(Array.from({ length: size }, (_, j) => Float64Array.from({ length: rank + j + 1 }, () => rank)));
-            const incoming = await member.allToAll(group, outgoing, new Mailbox(new Array<Float64Array>(size)));
-            incoming.elements.forEach((element, source) => expect(Array.from(element)).to.deep.equal(new Array(source + rank + 1).fill(source)));
-          });
-        });
-
-        it('reduceScatter: member r gets the reduction of everyone’s block r', async function () {
-          await inGroup(size, async (member, group, rank) => {
-            const data = new DividableArray(Float64Array.from({ length: 2 * size + 1 }, (_, i) => i * (rank + 1)));
-            const block = await member.reduceScatter(group, data, Reductions.SUM);
-            const total = (size * (size + 1)) / 2;
-            const expected = new DividableArray(Float64Array.from({ length: 2 * size + 1 }, (_, i) => i * total)).elementAt(rank, size);
-            expect(Array.from(block as Float64Array)).to.deep.equal(Array.from(expected));
-          });
-        });
+        }
       });
     }
 

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { resolveConfig } from '../src/config.js';
 import { ColGroupMaster, ConfigError } from '../src/index.js';
+import { chooseDevices, describeDevices } from '../src/engine/endpoints.js';
+import type { DeviceRules, Unavailable, World } from '../src/engine/endpoints.js';
 
 function configFile(contents: unknown): string {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'ccjs-config-'));
@@ -39,5 +41,39 @@ describe('configuration', function () {
     expect(local).to.be.instanceOf(ConfigError);
     expect((local as Error).message).to.match(/transport 'local' connects members of one endpoint only, but this job has 2 endpoints/);
     expect(await failure({ transport: 'ucx' })).to.be.instanceOf(ConfigError);
+  });
+});
+
+describe('the device table', function () {
+  /** Two hosts: a with processes 0 and 1 (two threads each), b with process 2. */
+  const world: World = {
+    jobId: 'x',
+    processCount: 3,
+    threadCount: 2,
+    endpoints: [0, 0, 1, 1, 2, 2].map((processRank, rank) => ({ rank, processRank, threadRank: rank % 2, host: processRank < 2 ? 'a' : 'b', hostname: processRank < 2 ? 'a' : 'b', pid: 1, receiveWindow: 1, addresses: {} })),
+  };
+  const devicesOf = (rules: DeviceRules, unavailable: Unavailable = new Map()) => chooseDevices(world, 0, rules, unavailable).map((choice) => `${choice.relation}:${choice.device}${choice.note ? '*' : ''}`);
+  const auto: DeviceRules = { threads: 'auto', host: 'auto', network: 'auto' };
+  const withoutNative = new Map([['shm', 'not built'], ['ucx', 'not built']] as const);
+
+  it('picks by relation: local for the endpoint itself, the best available device for the others', function () {
+    expect(devicesOf(auto, withoutNative)).to.deep.equal(['endpoint:local', 'threads:tcp', 'host:tcp', 'host:tcp', 'network:tcp', 'network:tcp']);
+    expect(devicesOf(auto)).to.deep.equal(['endpoint:local', 'threads:shm', 'host:shm', 'host:shm', 'network:ucx', 'network:ucx']);
+  });
+
+  it('follows explicit rules, falls back with a note where a device cannot reach, and refuses unavailable devices naming why', function () {
+    expect(devicesOf({ threads: 'tcp', host: 'tcp', network: 'tcp' })).to.deep.equal(['endpoint:local', 'threads:tcp', 'host:tcp', 'host:tcp', 'network:tcp', 'network:tcp']);
+    expect(devicesOf({ threads: 'shm', host: 'shm', network: 'shm' }, new Map([['ucx', 'not built']]))).to.deep.equal(['endpoint:local', 'threads:shm', 'host:shm', 'host:shm', 'network:tcp*', 'network:tcp*']);
+    expect(() => devicesOf({ ...auto, network: 'ucx' }, withoutNative)).to.throw(ConfigError, /device 'ucx' was asked for other host pairs, but not built/);
+    expect(describeDevices(world, 0, chooseDevices(world, 0, { threads: 'shm', host: 'shm', network: 'shm' }, new Map([['ucx', 'not built']])))).to.contain("→ endpoint 4 (process 2, thread 0): tcp (other host) — 'shm' cannot serve other host pairs");
+  });
+
+  it('reads per-relation overrides from options and CCJS_DEVICES, and the thread count from CCJS_THREADS', function () {
+    expect(resolveConfig({}, { CCJS_DEVICES: 'host=tcp, network=ucx' }).devices).to.deep.equal({ host: 'tcp', network: 'ucx' });
+    expect(resolveConfig({ devices: { threads: 'tcp' } }, {}).devices).to.deep.equal({ threads: 'tcp' });
+    expect(resolveConfig({}, { CCJS_THREADS: '4' }).threads).to.equal(4);
+    expect(() => resolveConfig({}, { CCJS_DEVICES: 'moon=tcp' })).to.throw(ConfigError, /CCJS_DEVICES: unknown relation 'moon'; valid: threads, host, network/);
+    expect(() => resolveConfig({}, { CCJS_DEVICES: 'host=pigeon' })).to.throw(ConfigError, /CCJS_DEVICES.host is "pigeon"; valid values: auto, local, tcp, shm, ucx/);
+    expect(() => resolveConfig({}, { CCJS_THREADS: '0' })).to.throw(ConfigError, /CCJS_THREADS must be an integer >= 1, got "0"/);
   });
 });

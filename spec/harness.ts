@@ -124,3 +124,26 @@ export function run(command: string, args: readonly string[], env: NodeJS.Proces
     });
   });
 }
+
+/** What a scenario job printed: each endpoint's result by endpoint rank, and the job's output. */
+export interface ScenarioRun {
+  readonly results: unknown[];
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a test job under ccjrun (processes × threads endpoints) in which every endpoint runs the
+ * scenario `name` of spec/scenarios/ with `args`; resolves with each endpoint's result, by
+ * endpoint rank. A failing endpoint fails the job, and this rejects with its output.
+ */
+export async function runScenario(processes: number, threads: number, name: string, args: object = {}, env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<ScenarioRun> {
+  const result = await run(process.execPath, [ccjrun, '-n', String(processes), '--threads', String(threads), fixture('scenario'), name, JSON.stringify(args)], env, timeoutMs);
+  if (result.code !== 0) throw new Error(`job '${name}' on ${processes} process(es) × ${threads} thread(s) exited with ${result.code ?? result.signal}:\n${result.stderr.slice(-4000)}`);
+  const results: unknown[] = [];
+  for (const line of result.stdout.split('\n')) {
+    const match = /^\[(\d+)\] RESULT (.*)$/.exec(line);
+    if (match) results[Number(match[1])] = JSON.parse(match[2] as string);
+  }
+  return { results, stdout: result.stdout, stderr: result.stderr };
+}

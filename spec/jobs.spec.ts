@@ -20,67 +20,86 @@ describe('multi-process jobs', function () {
   it('runs a ring under ccjrun and exits 0', async function () {
     const result = await run(process.execPath, [ccjrun, '-n', '3', ring, '4']);
     expect(result.code, result.stderr).to.equal(0);
-    expect(result.stdout).to.contain('[0] ring ok: 3 processes, 12 hops');
+    expect(result.stdout).to.contain('[0] ring ok: 3 members, 12 hops');
   });
 
   it("runs the same ring under Open MPI's mpirun and exits 0", async function () {
     if (!hasMpirun()) this.skip();
     const result = await run('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', '3', process.execPath, ring, '4']);
     expect(result.code, result.stderr).to.equal(0);
-    expect(result.stdout).to.contain('ring ok: 3 processes, 12 hops');
+    expect(result.stdout).to.contain('ring ok: 3 members, 12 hops');
   });
 
   it('aborts the job, naming the member, when run() throws', async function () {
-    const result = await run(process.execPath, [ccjrun, '-n', '3', fixture('abort')], {}, 30_000);
+    const result = await run(process.execPath, [ccjrun, '-n', '2', fixture('abort')], {}, 30_000);
     expect(result.code).to.not.equal(0);
     expect(result.stderr).to.match(/member Thrower #0 of process 1 \(groups: abort\) failed: Error: boom in rank 1/);
   });
 
-  it('rejects pending calls with PeerLostError when a process is killed', async function () {
-    const timeoutMs = 5000;
-    const port = await freePort();
-    const size = 3;
-    const outputs: string[] = Array(size).fill('');
-    const children: ChildProcess[] = [];
-    const exited: Promise<number | null>[] = [];
-    let killedAt = 0;
-    const ready = new Promise<void>((resolve) => {
-      let announcements = 0;
-      for (let rank = 0; rank < size; rank += 1) {
-        const child = spawn(process.execPath, [fixture('peer-loss')], {
-          env: { ...process.env, CCJS_RANK: String(rank), CCJS_SIZE: String(size), CCJS_COORDINATOR: `127.0.0.1:${port}`, CCJS_TIMEOUT_MS: String(timeoutMs) },
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
-        child.stdout?.on('data', (chunk: Buffer) => {
-          outputs[rank] += chunk.toString();
-          const text = chunk.toString();
-          announcements += (text.match(/^(ready|waiting)$/gm) ?? []).length;
-          if (announcements === size) resolve();
-        });
-        children.push(child);
-        exited.push(new Promise((done) => child.on('exit', (code) => done(code))));
+  it('aborts the whole job, naming the member and its thread, when run() throws in a worker thread', async function () {
+    const result = await run(process.execPath, [ccjrun, '-n', '2', '--threads', '3', fixture('abort')], {}, 30_000);
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.match(/\[5\] ccjs: aborting the job: member Thrower #0 of endpoint 5 \(process 1, thread 2\) \(groups: abort\) failed: Error: boom in rank 5/);
+    expect(result.stderr).to.match(/ccjrun: process [01] \(endpoints [0-5]\.\.[0-5]\) exited with code 1; stopping the job/);
+  });
+
+  it('runs endpoints in worker threads under mpirun too (CCJS_THREADS)', async function () {
+    if (!hasMpirun()) this.skip();
+    const result = await run('mpirun', ['--allow-run-as-root', '--oversubscribe', '-x', 'CCJS_THREADS=2', '-np', '2', process.execPath, ring, '2']);
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout).to.contain('ring ok: 4 members, 8 hops');
+  });
+
+  for (const threads of [1, 2]) {
+    it(`rejects pending calls with PeerLostError when a process${threads > 1 ? ` with ${threads} threads` : ''} is killed`, async function () {
+      const timeoutMs = 5000;
+      const port = await freePort();
+      const processes = 3;
+      const endpoints = processes * threads;
+      const outputs: string[] = Array(processes).fill('');
+      const children: ChildProcess[] = [];
+      const exited: Promise<number | null>[] = [];
+      const ready = new Promise<void>((resolve) => {
+        let announcements = 0;
+        for (let rank = 0; rank < processes; rank += 1) {
+          const child = spawn(process.execPath, [fixture('peer-loss')], {
+            env: { ...process.env, CCJS_RANK: String(rank), CCJS_SIZE: String(processes), CCJS_THREADS: String(threads), CCJS_COORDINATOR: `127.0.0.1:${port}`, CCJS_TIMEOUT_MS: String(timeoutMs) },
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          child.stdout?.on('data', (chunk: Buffer) => {
+            outputs[rank] += chunk.toString();
+            announcements += (chunk.toString().match(/^(\[\d+\] )?(ready|waiting)$/gm) ?? []).length;
+            if (announcements === endpoints) resolve();
+          });
+          children.push(child);
+          exited.push(new Promise((done) => child.on('exit', (code) => done(code))));
+        }
+      });
+      await ready;
+      // Let the receives and the sendSync reach the engine before the peer dies.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const killedAt = Date.now();
+      children[1]?.kill('SIGKILL');
+      const codes = await Promise.all([exited[0], exited[2]]);
+      expect(codes).to.deep.equal([0, 0]);
+      const reports = [0, 2].flatMap((rank) =>
+        (outputs[rank] as string)
+          .split('\n')
+          .map((line) => line.replace(/^\[\d+\] /, ''))
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { rank: number; target: number; results: { call: string; error: string; message: string; at: number }[] }),
+      );
+      expect(reports.map((report) => report.rank).sort()).to.deep.equal([0, 2].flatMap((process) => Array.from({ length: threads }, (_, thread) => process * threads + thread)));
+      for (const report of reports) {
+        const lost = threads === 1 ? 'process 1' : `endpoint ${report.target} \\(process 1, thread ${report.target % threads}\\)`;
+        for (const result of report.results) {
+          expect(result.error, result.call).to.equal('PeerLostError');
+          expect(result.message).to.match(new RegExp(`${result.call} (to|from) rank ${report.target} of group 'loss' failed: ${lost} was lost`));
+          expect(result.at - killedAt).to.be.below(timeoutMs);
+        }
       }
     });
-    await ready;
-    // Let the receives and the sendSync reach the device before the peer dies.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    killedAt = Date.now();
-    children[1].kill('SIGKILL');
-    const codes = await Promise.all([exited[0], exited[2]]);
-    expect(codes).to.deep.equal([0, 0]);
-    for (const rank of [0, 2]) {
-      const report = JSON.parse(outputs[rank].split('\n').find((line) => line.startsWith('{')) as string) as {
-        rank: number;
-        results: { call: string; error: string; message: string; at: number }[];
-      };
-      expect(report.rank).to.equal(rank);
-      for (const result of report.results) {
-        expect(result.error, result.call).to.equal('PeerLostError');
-        expect(result.message).to.match(new RegExp(`${result.call} (to|from) rank 1 of group 'loss' failed: process 1 was lost`));
-        expect(result.at - killedAt).to.be.below(timeoutMs);
-      }
-    }
-  });
+  }
 
   it("refuses a process of another job that reaches the coordinator's port", async function () {
     const coordinator = `127.0.0.1:${await freePort()}`;

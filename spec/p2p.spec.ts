@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { closeAll, createMasters, mastersForSuite, runGroup } from './harness.js';
-import { PAYLOADS, expectSame } from './payloads.js';
+import { orderedStream, payloadExchange, payloadsFor, taskFarm } from './scenarios/p2p.js';
+import { ANY_SOURCE, ANY_TAG } from '../src/index.js';
 
 /** Two members: both in one process, or one in each of two processes (TCP). */
 const PLACEMENTS = [
@@ -16,21 +17,9 @@ for (const serializer of ['msgpack', 'v8'] as const) {
     describe(`point-to-point ${placement.name} (${serializer})`, function () {
       const masters = mastersForSuite(placement.processes, { serializer });
 
-      for (const payload of PAYLOADS.filter((candidate) => serializer === 'v8' || !candidate.v8Only)) {
+      for (const payload of payloadsFor(serializer === 'v8')) {
         it(`sendSync/receive, sendAsync/receive, sendReceive and rendezvous carry ${payload.name}`, async function () {
-          const expected = payload.make();
-          await runGroup(masters(), placement.perProcess, nextGroup(), async (member, group, rank) => {
-            const peer = 1 - rank;
-            if (rank === 0) {
-              await member.sendSync(group, payload.make(), peer);
-              expectSame(await member.receive(group, peer), expected);
-            } else {
-              expectSame(await member.receive(group, peer), expected);
-              await member.sendAsync(group, payload.make(), peer);
-            }
-            expectSame(await member.sendReceive(group, payload.make(), peer, peer), expected);
-            expectSame(await member.rendezvous(group, payload.make(), peer), expected);
-          });
+          await runGroup(masters(), placement.perProcess, nextGroup(), payloadExchange([payload]));
         });
       }
 
@@ -87,6 +76,73 @@ for (const serializer of ['msgpack', 'v8'] as const) {
       });
     });
   }
+}
+
+for (const placement of [
+  { name: 'in one process', processes: 1, perProcess: [4] },
+  { name: 'across three processes', processes: 3, perProcess: [1, 2, 1] },
+] as const) {
+  describe(`tags and wildcards ${placement.name}`, function () {
+    const masters = mastersForSuite(placement.processes);
+
+    it('keeps the order of 10,000 messages per (sender, receiver, tag), with tags and ANY_TAG interleaved', async function () {
+      const counts = await runGroup(masters(), placement.perProcess, nextGroup(), orderedStream(10_000));
+      expect(counts).to.deep.equal([10_000, 10_000, 10_000, 10_000]);
+    });
+
+    it('farms out tasks with ANY_SOURCE, ANY_TAG and probe', async function () {
+      const [tally] = await runGroup(masters(), placement.perProcess, nextGroup(), taskFarm(200));
+      expect((tally as number[]).reduce((a, b) => a + b, 0)).to.equal(200);
+    });
+
+    it('keeps messages of one sender in order whatever their tags, and wildcards never take collective traffic', async function () {
+      await runGroup(masters(), placement.perProcess, nextGroup(), async (member, group, rank) => {
+        if (rank === 1) {
+          for (let tag = 5; tag >= 0; tag -= 1) await member.sendAsync(group, `tag ${tag}`, 0, { tag });
+        }
+        if (rank === 0) {
+          // A collective message from rank 2 waits here too, but ANY_SOURCE/ANY_TAG must not take it.
+          const barrier = member.barrier(group);
+          const taken = [];
+          for (let i = 0; i < 6; i += 1) taken.push(await member.receiveMessage<string>(group, ANY_SOURCE, { tag: ANY_TAG }));
+          expect(taken.map((message) => [message.source, message.tag, message.value])).to.deep.equal([5, 4, 3, 2, 1, 0].map((tag) => [1, tag, `tag ${tag}`]));
+          await barrier;
+          return;
+        }
+        await member.barrier(group);
+      });
+    });
+
+    it('probes without receiving, for a specific source and tag or any', async function () {
+      await runGroup(masters(), placement.perProcess, nextGroup(), async (member, group, rank) => {
+        if (rank === 1) {
+          await member.sendAsync(group, Float64Array.of(1, 2, 3), 0, { tag: 9 });
+          await member.sendAsync(group, 'second', 0, { tag: 3 });
+        }
+        if (rank === 0) {
+          expect(await member.probe(group, 1, { tag: 3 })).to.include({ source: 1, tag: 3 });
+          expect(await member.probe(group, ANY_SOURCE, { tag: ANY_TAG })).to.deep.equal({ source: 1, tag: 9, bytes: 24 });
+          expect(await member.receive(group, 1, { tag: 3 })).to.equal('second');
+          expect(await member.receive(group, 1, { tag: 9 })).to.deep.equal(Float64Array.of(1, 2, 3));
+        }
+      });
+    });
+
+    it('rejects tags outside 0..2^31−1, and wildcards where they make no sense, before sending', async function () {
+      await runGroup(masters(), placement.perProcess, nextGroup(), async (member, group, rank) => {
+        if (rank !== 0) return;
+        for (const tag of [-2, 2 ** 31, 1.5]) {
+          const error = await member.sendAsync(group, 1, 1, { tag }).then(() => undefined, (caught: unknown) => caught);
+          expect(error).to.be.instanceOf(RangeError);
+          expect((error as Error).message).to.contain(`tag ${tag} is not an integer in 0..2147483647`);
+        }
+        const wildcardSend = await member.sendAsync(group, 1, 1, { tag: ANY_TAG }).then(() => undefined, (caught: unknown) => caught);
+        expect(wildcardSend).to.be.instanceOf(RangeError);
+        const wildcardDestination = await member.sendSync(group, 1, ANY_SOURCE).then(() => undefined, (caught: unknown) => caught);
+        expect(wildcardDestination).to.be.instanceOf(RangeError);
+      });
+    });
+  });
 }
 
 describe('point-to-point beyond 32-bit lengths', function () {

@@ -17,8 +17,12 @@ import type { DividableData } from '../dividable/dividable-data.js';
 
 export { ANY_SOURCE, ANY_TAG };
 
-/** Collective operation counters wrap below 2^31. */
+/** Collective operation counters run 1..2^31−1 and wrap: a job may run collectives forever. */
 const TAG_LIMIT = 0x7fff_ffff;
+
+export function nextOperationCounter(previous: number): number {
+  return (previous % TAG_LIMIT) + 1;
+}
 
 /** Options of point-to-point calls: a tag (0..2^31−1; receives and probes may pass ANY_TAG). */
 export interface MessageOptions {
@@ -91,7 +95,7 @@ export class MemberCore implements CallOwner {
 
   /** The tag of this member's next collective operation on `group` (CCJ 3.1); wraps, never overflows. */
   nextCollectiveTag(group: ColGroup): number {
-    const count = ((this.collectiveCounters.get(group.context) ?? 0) % TAG_LIMIT) + 1;
+    const count = nextOperationCounter(this.collectiveCounters.get(group.context) ?? 0);
     this.collectiveCounters.set(group.context, count);
     return count;
   }

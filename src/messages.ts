@@ -69,6 +69,8 @@ export class MemberReceive extends Receive {
   private outcome: unknown;
   private resolve: ((value: unknown) => void) | undefined;
   private reject: ((error: unknown) => void) | undefined;
+  /** The caller's promise, once made (result()). */
+  private promise: Promise<unknown> | undefined;
 
   constructor(
     route: Route,
@@ -87,6 +89,7 @@ export class MemberReceive extends Receive {
     this.outcome = undefined;
     this.resolve = undefined;
     this.reject = undefined;
+    this.promise = undefined;
   }
 
   complete(frame: Frame): void {
@@ -115,10 +118,16 @@ export class MemberReceive extends Receive {
     if (this.state === 'waiting' && wait) progressEngine.wait(this);
     if (this.state === 'done') return Promise.resolve(this.outcome as T);
     if (this.state === 'failed') return Promise.reject(this.outcome);
-    return new Promise<T>((resolve, reject) => {
+    const promise = new Promise<T>((resolve, reject) => {
       this.resolve = resolve as (value: unknown) => void;
       this.reject = reject;
     });
+    this.promise = promise;
+    return promise;
+  }
+
+  abandon(): void {
+    this.promise?.catch(() => undefined);
   }
 
   private checkSignature(frame: Frame, expected: Signature): void {

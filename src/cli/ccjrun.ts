@@ -1,7 +1,8 @@
 /**
- * ccjrun: runs one ccjs job of N Node.js processes on this machine. Each process gets
- * CCJS_RANK/CCJS_SIZE/CCJS_COORDINATOR; output lines are prefixed with "[rank] "; when one rank
- * fails, the others are stopped.
+ * ccjrun: runs one ccjs job of N Node.js processes on this machine, each with T endpoints (its
+ * main thread and T − 1 worker threads, --threads). Each process gets CCJS_RANK/CCJS_SIZE/
+ * CCJS_COORDINATOR; output lines are prefixed with the "[rank] " of the endpoint that wrote them;
+ * when one process fails, the others are stopped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
@@ -9,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
-import { Transform, type TransformCallback } from 'node:stream';
 import { ConfigError } from '../errors.js';
+import { endpointPrefixer } from '../output.js';
 
 const TRANSPORTS = ['auto', 'local', 'tcp', 'shm', 'ucx'] as const;
 
@@ -21,13 +22,15 @@ Runs <script> as <processes> Node.js processes on this machine, forming one ccjs
 Options:
   -n, -np, --np <count>   number of processes (required; also -n4, --np=4)
   --transport <device>    ${TRANSPORTS.join(' | ')} (sets CCJS_TRANSPORT)
-  --threads <count>       members per process (sets CCJS_THREADS)
+  --threads <count>       endpoints per process: the script also runs in count − 1 worker
+                          threads of each process, each with its own master (sets CCJS_THREADS)
   --timeout <ms>          group formation and lost-peer timeout (sets CCJS_TIMEOUT_MS)
   -h, --help              print this help
 
 <script> is a .js file, a name standing for <name>.js or <name>/index.js, or a .ts file
 of a package whose compiled twin under dist/ exists. Each output line is prefixed with
-"[rank] ". When a rank fails, the other ranks are stopped and ccjrun exits non-zero.
+"[rank] ", the rank of the endpoint (process × threads + thread) that wrote it. When a
+process fails, the others are stopped and ccjrun exits non-zero.
 `;
 
 const KILL_GRACE_MS = 2000;
@@ -37,6 +40,7 @@ const SIGNAL_EXIT_BASE = 128;
 
 interface JobOptions {
   processCount: number;
+  threadCount: number;
   /** The resolved file to run. */
   script: string;
   scriptArguments: string[];
@@ -89,6 +93,7 @@ function parseArguments(argv: readonly string[]): JobOptions | null {
   if (values.timeout !== undefined) environment.CCJS_TIMEOUT_MS = String(parseCount('--timeout', values.timeout));
   return {
     processCount: parseCount('-n', values.processes),
+    threadCount: values.threads === undefined ? 1 : parseCount('--threads', values.threads),
     script: resolveScript(script, process.cwd()),
     scriptArguments,
     environment,
@@ -150,29 +155,6 @@ function isFile(file: string): boolean {
   return statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
 }
 
-/** Prefixes every line with `prefix`; a last line without newline is completed at the end. */
-function linePrefixer(prefix: string): Transform {
-  const prefixBytes = Buffer.from(prefix);
-  const newline = 0x0a; // one byte in UTF-8 and never part of a multi-byte character
-  let partialLine: Buffer = Buffer.alloc(0);
-  return new Transform({
-    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
-      const data = partialLine.length > 0 ? Buffer.concat([partialLine, chunk]) : chunk;
-      const pieces: Buffer[] = [];
-      let lineStart = 0;
-      for (let lineEnd = data.indexOf(newline); lineEnd !== -1; lineEnd = data.indexOf(newline, lineStart)) {
-        pieces.push(prefixBytes, data.subarray(lineStart, lineEnd + 1));
-        lineStart = lineEnd + 1;
-      }
-      partialLine = data.subarray(lineStart);
-      callback(null, pieces.length > 0 ? Buffer.concat(pieces) : undefined);
-    },
-    flush(callback: TransformCallback) {
-      callback(null, partialLine.length > 0 ? Buffer.concat([prefixBytes, partialLine, Buffer.from('\n')]) : undefined);
-    },
-  });
-}
-
 function signalExitCode(signal: NodeJS.Signals): number {
   return SIGNAL_EXIT_BASE + osConstants.signals[signal];
 }
@@ -191,6 +173,8 @@ async function runJob(options: JobOptions): Promise<number> {
     CCJS_JOB_ID: `ccjrun-${randomUUID()}`,
     // Every rank runs on this host: keep the job's sockets on loopback unless told otherwise.
     CCJS_INTERFACE: process.env.CCJS_INTERFACE ?? '127.0.0.1',
+    // Worker threads mark their lines with their endpoint rank, which the prefixer below shows.
+    CCJS_OUTPUT_MARKERS: '1',
   };
   // Every rank pipes into each of our output streams: many listeners, but no leak.
   setMaxListeners(10 + options.processCount, process.stdout, process.stderr);
@@ -204,11 +188,13 @@ async function runJob(options: JobOptions): Promise<number> {
     killTimer ??= setTimeout(() => running.forEach((child) => child.kill('SIGKILL')), KILL_GRACE_MS).unref();
   };
 
+  const { threadCount } = options;
+  const processName = (rank: number): string => (threadCount === 1 ? `rank ${rank}` : `process ${rank} (endpoints ${rank * threadCount}..${rank * threadCount + threadCount - 1})`);
   const rankFinished = (rank: number, code: number | null, signal: NodeJS.Signals | null): void => {
     if (exitCode !== undefined || (code === 0 && signal === null)) return;
     exitCode = signal === null ? (code ?? 1) : signalExitCode(signal);
     const signalNote = signal === null ? '' : ` (signal ${signal})`;
-    process.stderr.write(`ccjrun: rank ${rank} exited with code ${exitCode}${signalNote}; stopping the job\n`);
+    process.stderr.write(`ccjrun: ${processName(rank)} exited with code ${exitCode}${signalNote}; stopping the job\n`);
     stopJob('SIGTERM');
   };
 
@@ -228,8 +214,8 @@ async function runJob(options: JobOptions): Promise<number> {
       stdio: [rank === 0 ? 'inherit' : 'ignore', 'pipe', 'pipe'],
     });
     running.add(child);
-    child.stdout?.pipe(linePrefixer(`[${rank}] `)).pipe(process.stdout, { end: false });
-    child.stderr?.pipe(linePrefixer(`[${rank}] `)).pipe(process.stderr, { end: false });
+    child.stdout?.pipe(endpointPrefixer(rank * threadCount)).pipe(process.stdout, { end: false });
+    child.stderr?.pipe(endpointPrefixer(rank * threadCount)).pipe(process.stderr, { end: false });
     return new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
         running.delete(child);
@@ -238,7 +224,7 @@ async function runJob(options: JobOptions): Promise<number> {
       // 'close' comes after 'exit' once the output pipes are drained.
       child.once('close', () => resolve());
       child.on('error', (error) => {
-        process.stderr.write(`ccjrun: rank ${rank}: ${error.message}\n`);
+        process.stderr.write(`ccjrun: ${processName(rank)}: ${error.message}\n`);
         if (child.pid === undefined) {
           // It never started, so no 'exit' will follow ('close' still does).
           running.delete(child);

@@ -59,6 +59,9 @@ export abstract class PendingCall {
   abstract get direction(): string;
   abstract fail(error: Error): void;
 
+  /** Nobody will await this call any more: a later failure must not count as an unhandled rejection. */
+  abstract abandon(): void;
+
   /** "receive from rank 1 of group 'g'". */
   describe(): string {
     const peer = this.peerRank === ANY_SOURCE ? 'any rank' : `rank ${this.peerRank}`;
@@ -72,14 +75,8 @@ export abstract class PendingCall {
   }
 }
 
-/**
- * A posted receive. The caller sets what it matches (`source` and `tag` may be wildcards for
- * point-to-point receives); the engine calls `complete` once with the message's frame, or `fail`.
- */
-export abstract class Receive extends PendingCall {
-  /** Post order, so that a specific and a wildcard receive compete fairly. */
-  stamp: number;
-
+/** A call that waits at a mailbox for a point-to-point or collective message: a receive or a probe. */
+export abstract class MailboxCall extends PendingCall {
   constructor(
     route: Route,
     operation: string,
@@ -89,11 +86,8 @@ export abstract class Receive extends PendingCall {
     /** Group rank of the sender, or ANY_SOURCE. */
     readonly source: number,
     readonly tagOrAny: number,
-    /** Collective traffic (the tag is an operation counter; wildcards never match it). */
-    readonly collective: boolean,
   ) {
     super(route, operation, owner);
-    this.stamp = 0;
   }
 
   get peerRank(): number {
@@ -104,13 +98,36 @@ export abstract class Receive extends PendingCall {
     return this.tagOrAny;
   }
 
-  get direction(): string {
-    return 'from';
-  }
-
-  /** True when a point-to-point frame fits this receive's tag. */
+  /** True when a point-to-point frame fits this call's tag. */
   acceptsTag(tag: number): boolean {
     return this.tagOrAny === ANY_TAG || this.tagOrAny === tag;
+  }
+}
+
+/**
+ * A posted receive. The caller sets what it matches (`source` and `tag` may be wildcards for
+ * point-to-point receives); the engine calls `complete` once with the message's frame, or `fail`.
+ */
+export abstract class Receive extends MailboxCall {
+  /** Post order, so that a specific and a wildcard receive compete fairly. */
+  stamp: number;
+
+  constructor(
+    route: Route,
+    operation: string,
+    owner: CallOwner | undefined,
+    destination: number,
+    source: number,
+    tagOrAny: number,
+    /** Collective traffic (the tag is an operation counter; wildcards never match it). */
+    readonly collective: boolean,
+  ) {
+    super(route, operation, owner, destination, source, tagOrAny);
+    this.stamp = 0;
+  }
+
+  get direction(): string {
+    return 'from';
   }
 
   /** The message is here: `frame` holds its envelope, signature, format and bodies. */
@@ -124,36 +141,18 @@ export interface ProbeResult {
   readonly bytes: number;
 }
 
-export class Probe extends PendingCall {
+export class Probe extends MailboxCall {
   tracker: CallTracker | undefined;
   private settle: { resolve: (result: ProbeResult) => void; reject: (error: Error) => void } | undefined;
   readonly promise: Promise<ProbeResult>;
 
-  constructor(
-    route: Route,
-    owner: CallOwner | undefined,
-    readonly destination: number,
-    readonly source: number,
-    readonly tagOrAny: number,
-  ) {
-    super(route, 'probe', owner);
+  constructor(route: Route, owner: CallOwner | undefined, destination: number, source: number, tagOrAny: number) {
+    super(route, 'probe', owner, destination, source, tagOrAny);
     this.promise = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
-  }
-
-  get peerRank(): number {
-    return this.source;
-  }
-
-  get tag(): number {
-    return this.tagOrAny;
   }
 
   get direction(): string {
     return 'for';
-  }
-
-  acceptsTag(tag: number): boolean {
-    return this.tagOrAny === ANY_TAG || this.tagOrAny === tag;
   }
 
   matches(frame: Frame): boolean {
@@ -167,6 +166,10 @@ export class Probe extends PendingCall {
 
   fail(error: Error): void {
     this.settle?.reject(error);
+  }
+
+  abandon(): void {
+    this.promise.catch(() => undefined);
   }
 }
 
@@ -258,6 +261,10 @@ export class SendCall extends PendingCall implements Releasable {
     this.tracker?.settled(this);
     if (this.settle) this.settle.reject(error);
     else this.promiseValue = rejected(error);
+  }
+
+  abandon(): void {
+    this.promise.catch(() => undefined);
   }
 }
 

@@ -38,6 +38,8 @@ export interface EngineOptions {
   readonly timeoutMs: number;
   /** The process of each endpoint, for PeerLostError. */
   readonly processOf: (endpoint: number) => number;
+  /** How messages name an endpoint ("process 1", "endpoint 3 (process 1, thread 1)"). */
+  readonly labelOf: (endpoint: number) => string;
 }
 
 /** How this endpoint reaches one peer endpoint (itself included). */
@@ -231,7 +233,7 @@ export class Engine implements DeviceHost, CallTracker {
   }
 
   private newId(): number {
-    this.nextId = (this.nextId + 1) >>> 0;
+    this.nextId = nextSendId(this.nextId);
     return this.nextId;
   }
 
@@ -378,7 +380,7 @@ export class Engine implements DeviceHost, CallTracker {
     const link = this.links[peer];
     if (link === undefined || link.failure !== undefined) return;
     const processRank = this.options.processOf(peer);
-    const endpoint = peer === processRank ? `process ${processRank}` : `endpoint ${peer} (process ${processRank})`;
+    const endpoint = this.options.labelOf(peer);
     if (link.goodbye || this.closing) {
       this.markLost(peer, new PeerLostError(`${endpoint} closed its connection`, processRank, { endpointRank: peer }));
       return;
@@ -529,6 +531,11 @@ export class Engine implements DeviceHost, CallTracker {
     }
     return mailbox;
   }
+}
+
+/** Send ids are u32 on the wire and wrap (never to 0); a long job never runs out of them. */
+export function nextSendId(previous: number): number {
+  return (previous % 0xffff_ffff) + 1;
 }
 
 /** What an unmatched frame costs its receiver's window: bytes held plus the record. */

@@ -1,0 +1,41 @@
+/** The scenarios a test job's endpoints can run (spec/fixtures/scenario.ts), by name. */
+import type { ColGroupMaster } from '../../src/index.js';
+import { algorithms } from './algorithms.js';
+import { onePerEndpoint, runHere } from './members.js';
+import { orderedStream, payloadExchange, payloadsFor, taskFarm } from './p2p.js';
+import { forgottenAwait, stalledExchange } from './diagnostics.js';
+import { COLLECTIVE_CHECKS } from '../collective-checks.js';
+import { MAX_MEMBERS } from '../exercise.js';
+import { spread } from './members.js';
+
+export type Scenario = (master: ColGroupMaster, args: Record<string, unknown>) => Promise<unknown>;
+
+let counter = 0;
+const name = (base: string) => `${base}-${counter++}`;
+
+export const scenarios: Record<string, Scenario> = {
+  algorithms,
+  /** The collectives suite's checks (every payload kind, root and member count 1..9) with the built-in selection. */
+  collectives: async (master) => {
+    const done: string[] = [];
+    for (let size = 1; size <= MAX_MEMBERS; size += 1) {
+      for (const check of COLLECTIVE_CHECKS) {
+        await runHere(master, spread(size, master.size), name('collectives'), (member, group, rank) => check.body(member, group, rank, size));
+        done.push(`${check.name} on ${size}`);
+      }
+    }
+    return done;
+  },
+  /** Every payload between pairs of endpoints' members (args.v8: the v8 serializer's payloads too). */
+  payloads: (master, args) => runHere(master, onePerEndpoint(master), name('payloads'), payloadExchange(payloadsFor(args['v8'] === true))),
+  /** 10,000 messages per neighbour, tags and ANY_TAG interleaved; args.perEndpoint members per endpoint. */
+  ordering: (master, args) => runHere(master, Array.from({ length: master.size }, () => Number(args['perEndpoint'] ?? 1)), name('ordering'), orderedStream(Number(args['count'] ?? 10_000))),
+  /** A task farm over ANY_SOURCE/ANY_TAG with probe. */
+  /** Rank 0 returns from run() with a receive still pending. */
+  forgotten: (master) => runHere(master, onePerEndpoint(master), name('forgotten'), forgottenAwait),
+  /** Every member waits for a message that comes only after args.stallMs (long enough for the watchdog). */
+  stall: (master, args) => runHere(master, onePerEndpoint(master), name('stall'), stalledExchange(Number(args['stallMs'] ?? 1500))),
+  /** This endpoint's device table. */
+  devices: async (master) => master.describe(),
+  farm: (master, args) => runHere(master, Array.from({ length: master.size }, () => Number(args['perEndpoint'] ?? 1)), name('farm'), taskFarm(Number(args['tasks'] ?? 200))),
+};
