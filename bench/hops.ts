@@ -13,7 +13,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ColGroupMaster, ColMember } from '../src/index.js';
+import { ColGroupMaster } from '../src/index.js';
+import { echoes, hop, prefixed, stats, timeHops } from './hopping.js';
+import type { Samples } from './hopping.js';
 import { Progress } from './progress.js';
 import { freeLoopbackPort, runJob, runScript } from './job.js';
 import { rawClient, rawEchoServer } from './raw-net.js';
@@ -27,22 +29,8 @@ const REPETITIONS = quick ? 3 : 7;
 const WARM_UP = quick ? 2_000 : 20_000;
 const SMALL_OBJECT = { id: 7, name: 'pivot', value: 3.25, flags: [true, false] };
 
-type Samples = Record<string, number[]>;
-
-/** µs per hop of each repetition of TRIPS round trips of `roundTrip` (two hops each). */
-async function timeHops(roundTrip: () => Promise<void>): Promise<number[]> {
-  for (let i = 0; i < WARM_UP; i += 1) await roundTrip();
-  const samples: number[] = [];
-  for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < TRIPS; i += 1) await roundTrip();
-    samples.push(Number(process.hrtime.bigint() - start) / 1000 / TRIPS / 2);
-  }
-  return samples;
-}
-
-/** Round trips the echoing side serves for one series. */
-const ECHOES = WARM_UP + REPETITIONS * TRIPS;
+const REPEATS = { trips: TRIPS, repetitions: REPETITIONS, warmUp: WARM_UP };
+const ECHOES = echoes(REPEATS);
 
 /** The floor: two async functions handing each other a fresh promise, nothing else. */
 async function promiseHandOff(): Promise<number[]> {
@@ -60,65 +48,26 @@ async function promiseHandOff(): Promise<number[]> {
     const back = new Promise<void>((resolve) => (wakeTimer = resolve));
     wakeEcho();
     return back;
-  });
+  }, REPEATS);
   await echo;
   return samples;
 }
 
-/** Ping-pongs each value of `series` between ranks 0 and 1 of group 'hops'; rank 0 times it. */
-class Hopper extends ColMember {
-  readonly samples: Samples = {};
-
-  constructor(
-    private readonly master: ColGroupMaster,
-    private readonly series: readonly { name: string; value: unknown }[],
-  ) {
-    super();
-  }
-
-  override async run(): Promise<void> {
-    const group = await this.master.getGroup('hops', 2);
-    const rank = group.getRank(this);
-    for (const { name, value } of this.series) {
-      if (rank === 0) {
-        this.samples[name] = await timeHops(async () => {
-          await this.sendAsync(group, value, 1);
-          await this.receive(group, 1);
-        });
-      } else {
-        for (let i = 0; i < ECHOES; i += 1) await this.sendAsync(group, await this.receive(group, 0), 0);
-      }
-    }
-  }
-}
-
 const SERIES = [
-  { name: 'Float64Array(1)', value: Float64Array.of(1.5) },
-  { name: 'small object', value: SMALL_OBJECT },
+  { name: 'Float64Array(1)', value: Float64Array.of(1.5), repeats: REPEATS },
+  { name: 'small object', value: SMALL_OBJECT, repeats: REPEATS },
 ];
-
-/** Runs Hoppers: both in this endpoint (`both`), or one here with its peer elsewhere; rank 0's samples. */
-async function hop(master: ColGroupMaster, both: boolean): Promise<Samples> {
-  const members = Array.from({ length: both ? 2 : 1 }, () => new Hopper(master, SERIES));
-  for (const member of members) master.addMember('hops', member);
-  await Promise.all(members.map((member) => member.start()));
-  return members.reduce((samples, member) => ({ ...samples, ...member.samples }), {});
-}
 
 async function inProcess(): Promise<Samples> {
   const handOff = await promiseHandOff();
-  const samples = await hop(await ColGroupMaster.create(), true);
+  const samples = await hop(await ColGroupMaster.create(), true, SERIES);
   return { 'promise hand-off': handOff, ...prefixed('in-process', samples) };
-}
-
-function prefixed(prefix: string, samples: Samples): Samples {
-  return Object.fromEntries(Object.entries(samples).map(([name, values]) => [`${prefix} ${name}`, values]));
 }
 
 /** One endpoint of a two-endpoint job (two processes, or two threads of one process). */
 async function endpoint(prefix: string): Promise<void> {
   const master = await ColGroupMaster.create();
-  const samples = await hop(master, false);
+  const samples = await hop(master, false, SERIES);
   if (master.rank === 0) process.stdout.write(`${JSON.stringify({ samples: prefixed(prefix, samples), devices: master.describe() })}\n`);
 }
 
@@ -129,7 +78,7 @@ async function raw(): Promise<Samples> {
   });
   const client = await rawClient(port);
   const payload = new Uint8Array(8);
-  const samples = await timeHops(() => client.roundTrip(payload));
+  const samples = await timeHops(() => client.roundTrip(payload), REPEATS);
   client.close();
   await serverDone;
   return { 'raw net 8 B': samples };
@@ -143,12 +92,6 @@ async function threads(): Promise<{ samples: Samples; devices: string }> {
 
 function flags(): string[] {
   return quick ? ['--quick'] : [];
-}
-
-function stats(values: readonly number[]): { best: number; median: number; spread: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const best = sorted[0] as number;
-  return { best, median: sorted[Math.floor(sorted.length / 2)] as number, spread: (sorted[sorted.length - 1] as number) / best };
 }
 
 async function orchestrate(): Promise<void> {

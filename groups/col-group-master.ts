@@ -26,11 +26,13 @@ import type { PeerPlan } from '../src/engine/engine.js';
 import { progressEngine } from '../src/engine/progress.js';
 import { chooseDevices, describeDevices, endpointLabel } from '../src/engine/endpoints.js';
 import type { DeviceRules, PairChoice, Unavailable, World } from '../src/engine/endpoints.js';
+import { ShmDevice } from '../transport/shm/shm-device.js';
+import { shmNative } from '../transport/shm/native.js';
 import type { Device, DeviceName } from '../transport/device.js';
 import { LocalDevice } from '../transport/local/local-device.js';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
 import { Selector } from '../src/collectives/selection.js';
-import { startWorkerThreads, threadRankOfThisThread } from '../src/threads.js';
+import { coordinatorOfThisThread, startWorkerThreads, threadMemory, threadRankOfThisThread } from '../src/threads.js';
 
 interface Address {
   readonly host: string;
@@ -48,11 +50,20 @@ interface Placement {
   readonly jobKey: string;
 }
 
-/** Devices of this build that cannot be used, and why. */
-const UNAVAILABLE: Unavailable = new Map<DeviceName, string>([
-  ['shm', 'the shared-memory device is not part of this build yet'],
-  ['ucx', 'the UCX device is not part of this build yet'],
-]);
+const UCX_MISSING = 'the UCX device is not part of this build yet';
+
+/** What this endpoint's devices cannot serve: shared memory between processes needs the addon. */
+function unavailability(): Unavailable {
+  const native = shmNative();
+  return (device, relation) => {
+    if (device === 'ucx') return { reason: UCX_MISSING, loud: false };
+    if (device === 'shm' && relation !== 'threads' && typeof native === 'string') return { reason: native, loud: true };
+    return undefined;
+  };
+}
+
+/** Notes of the device table, said once per process. */
+const told = new Set<string>();
 
 export class ColGroupMaster {
   private readonly members: ColMember[] = [];
@@ -89,16 +100,19 @@ export class ColGroupMaster {
     }
     const rules = deviceRules(config);
     for (const [relation, device] of Object.entries(rules)) {
-      const reason = device === 'auto' ? undefined : UNAVAILABLE.get(device);
-      if (reason !== undefined) throw new ConfigError(`transport '${device}' was asked for (${relation} pairs), but ${reason}; use 'auto' or 'tcp'`);
+      if (device === 'ucx') throw new ConfigError(`transport 'ucx' was asked for (${relation} pairs), but ${UCX_MISSING}; use 'auto' or 'tcp'`);
     }
-    if (threadRank === 0 && threadCount > 1 && isMainThread) startWorkerThreads(threadCount, (thread) => processRank * threadCount + thread, process.env.CCJS_OUTPUT_MARKERS === '1');
     const coordinatorBinding =
       'file' in placement.coordinator ? { host: listenHost(config, placement.allLocal), port: 0 } : { host: bindHost(placement.coordinator.host), port: placement.coordinator.port };
     const coordinator = rank === 0 ? await Coordinator.start(coordinatorBinding.host, coordinatorBinding.port, processCount, threadCount, placement.jobKey) : undefined;
     if (coordinator && 'file' in placement.coordinator) publishAddress(placement.coordinator.file, { host: coordinatorBinding.host, port: coordinator.port });
     let world: World | undefined;
     const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: listenHost(config, placement.allLocal), timeoutMs: config.timeoutMs, jobId: () => world?.jobId }) : undefined;
+    const native = shmNative();
+    const shm =
+      size > 1
+        ? new ShmDevice({ rank, processRank, threadRank, threadCount, ringCapacity: config.shmRingBytes, timeoutMs: config.timeoutMs, native: typeof native === 'string' ? undefined : native, threads: threadMemory })
+        : undefined;
     let master: ColGroupMaster | undefined;
     const events = {
       lost: (endpoint: number, message: string) => master?.peerLost(endpoint, message),
@@ -116,7 +130,7 @@ export class ColGroupMaster {
       hostname: identity.name,
       pid: process.pid,
       receiveWindow: config.receiveWindow,
-      addresses: tcp ? { tcp: tcp.address } : {},
+      addresses: tcp && shm ? { tcp: tcp.address, shm: shm.address } : {},
     };
     let client: CoordinatorClient;
     let engine: Engine;
@@ -128,17 +142,23 @@ export class ColGroupMaster {
             ? { host: coordinatorBinding.host, port: coordinator.port }
             : await readPublishedAddress(placement.coordinator.file, config.timeoutMs)
           : { host: placement.coordinator.host, port: coordinator?.port ?? placement.coordinator.port };
+      if (threadRank === 0 && threadCount > 1 && isMainThread) {
+        const where = `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
+        startWorkerThreads(threadCount, config.shmRingBytes, where, (thread) => processRank * threadCount + thread, process.env.CCJS_OUTPUT_MARKERS === '1');
+      }
       ({ client, world } = await CoordinatorClient.connect(address.host, address.port, hello, config.timeoutMs, events));
       const known = world;
-      choices = chooseDevices(known, rank, rules, UNAVAILABLE);
+      choices = chooseDevices(known, rank, rules, unavailability());
+      tellOnce(choices, threadRank);
       const local = new LocalDevice();
-      const deviceOf = (name: DeviceName): Device => (name === 'local' ? local : (tcp as TcpDevice));
+      const devices: Partial<Record<DeviceName, Device>> = { local, tcp, shm };
+      const deviceOf = (name: DeviceName): Device => devices[name] as Device;
       const peers: PeerPlan[] = choices.map((choice) => ({ device: deviceOf(choice.device), window: known.endpoints[choice.peer]?.receiveWindow ?? config.receiveWindow }));
-      engine = new Engine({ rank, eagerLimit: config.eagerLimit, sendBuffer: config.sendBuffer, timeoutMs: config.timeoutMs, processOf: (endpoint) => known.endpoints[endpoint]?.processRank ?? -1, labelOf: (endpoint) => endpointLabel(endpoint, threadCount) }, peers);
+      engine = new Engine({ rank, eagerLimit: config.eagerLimit, sendBuffer: config.sendBuffer, timeoutMs: config.timeoutMs, processOf: (endpoint) => known.endpoints[endpoint]?.processRank ?? -1, labelOf: (endpoint) => endpointLabel(endpoint, threadCount) }, peers, Object.values(devices).filter((device): device is Device => device !== undefined));
       const served = (name: DeviceName) => choices.filter((choice) => choice.device === name).map((choice) => ({ rank: choice.peer, address: known.endpoints[choice.peer]?.addresses[name] }));
-      await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine)]);
+      await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine), shm?.connect(served('shm'), engine)]);
     } catch (error) {
-      await Promise.allSettled([tcp?.close(), coordinator?.forceClose()]);
+      await Promise.allSettled([tcp?.close(), shm?.close(), coordinator?.forceClose()]);
       throw error;
     }
     const serializer = createSerializer(config.serializer, { outOfBandThreshold: config.outOfBandThreshold, strict: config.strictSerialization });
@@ -350,6 +370,16 @@ export class ColGroupMaster {
   }
 }
 
+/** Says, once per process (from its main thread), why a device the rules wanted does not serve some pairs. */
+function tellOnce(choices: readonly PairChoice[], threadRank: number): void {
+  if (threadRank !== 0) return;
+  for (const choice of choices) {
+    if (choice.note === undefined || told.has(choice.note)) continue;
+    told.add(choice.note);
+    process.stderr.write(`ccjs: ${choice.note}; ${choice.device} serves those pairs\n`);
+  }
+}
+
 /** The device rules: `transport` for every relation, then `devices` per relation. */
 function deviceRules(config: Config): DeviceRules {
   const everywhere = config.transport === 'local' ? 'auto' : config.transport;
@@ -386,8 +416,11 @@ function place(options: MasterOptions, config: Config): Placement {
     return { processRank, processCount, threadRank, threadCount, coordinator, allLocal: isLoopback(coordinator.host), jobKey: '' };
   }
   const launch = detectLaunch(process.env);
+  const inherited = coordinatorOfThisThread();
   const coordinator =
-    options.coordinator !== undefined
+    inherited !== undefined
+      ? parseHostPort('the main thread\'s coordinator', inherited)
+      : options.coordinator !== undefined
       ? parseHostPort("option 'coordinator'", options.coordinator)
       : launch.coordinatorFile !== undefined
         ? { file: launch.coordinatorFile }

@@ -52,20 +52,24 @@ describe('the device table', function () {
     threadCount: 2,
     endpoints: [0, 0, 1, 1, 2, 2].map((processRank, rank) => ({ rank, processRank, threadRank: rank % 2, host: processRank < 2 ? 'a' : 'b', hostname: processRank < 2 ? 'a' : 'b', pid: 1, receiveWindow: 1, addresses: {} })),
   };
-  const devicesOf = (rules: DeviceRules, unavailable: Unavailable = new Map()) => chooseDevices(world, 0, rules, unavailable).map((choice) => `${choice.relation}:${choice.device}${choice.note ? '*' : ''}`);
+  const missing = (...devices: string[]): Unavailable => (device) => (devices.includes(device) ? { reason: 'not built', loud: device === 'shm' } : undefined);
+  const devicesOf = (rules: DeviceRules, unavailable: Unavailable = missing()) => chooseDevices(world, 0, rules, unavailable).map((choice) => `${choice.relation}:${choice.device}${choice.note ? '*' : ''}`);
   const auto: DeviceRules = { threads: 'auto', host: 'auto', network: 'auto' };
-  const withoutNative = new Map([['shm', 'not built'], ['ucx', 'not built']] as const);
+  const withoutNative = missing('shm', 'ucx');
 
   it('picks by relation: local for the endpoint itself, the best available device for the others', function () {
-    expect(devicesOf(auto, withoutNative)).to.deep.equal(['endpoint:local', 'threads:tcp', 'host:tcp', 'host:tcp', 'network:tcp', 'network:tcp']);
+    expect(devicesOf(auto, withoutNative)).to.deep.equal(['endpoint:local', 'threads:tcp*', 'host:tcp*', 'host:tcp*', 'network:tcp', 'network:tcp']);
     expect(devicesOf(auto)).to.deep.equal(['endpoint:local', 'threads:shm', 'host:shm', 'host:shm', 'network:ucx', 'network:ucx']);
+    // Without the addon shared memory still serves threads, but not processes.
+    const threadsOnly: Unavailable = (device, relation) => (device === 'ucx' || (device === 'shm' && relation !== 'threads') ? { reason: 'not built', loud: device === 'shm' } : undefined);
+    expect(devicesOf(auto, threadsOnly)).to.deep.equal(['endpoint:local', 'threads:shm', 'host:tcp*', 'host:tcp*', 'network:tcp', 'network:tcp']);
   });
 
-  it('follows explicit rules, falls back with a note where a device cannot reach, and refuses unavailable devices naming why', function () {
+  it('follows explicit rules, and falls back with a note where a device cannot reach or is not built', function () {
     expect(devicesOf({ threads: 'tcp', host: 'tcp', network: 'tcp' })).to.deep.equal(['endpoint:local', 'threads:tcp', 'host:tcp', 'host:tcp', 'network:tcp', 'network:tcp']);
-    expect(devicesOf({ threads: 'shm', host: 'shm', network: 'shm' }, new Map([['ucx', 'not built']]))).to.deep.equal(['endpoint:local', 'threads:shm', 'host:shm', 'host:shm', 'network:tcp*', 'network:tcp*']);
-    expect(() => devicesOf({ ...auto, network: 'ucx' }, withoutNative)).to.throw(ConfigError, /device 'ucx' was asked for other host pairs, but not built/);
-    expect(describeDevices(world, 0, chooseDevices(world, 0, { threads: 'shm', host: 'shm', network: 'shm' }, new Map([['ucx', 'not built']])))).to.contain("→ endpoint 4 (process 2, thread 0): tcp (other host) — 'shm' cannot serve other host pairs");
+    expect(devicesOf({ threads: 'shm', host: 'shm', network: 'shm' }, missing('ucx'))).to.deep.equal(['endpoint:local', 'threads:shm', 'host:shm', 'host:shm', 'network:tcp*', 'network:tcp*']);
+    expect(devicesOf({ ...auto, network: 'ucx' }, withoutNative)).to.deep.equal(['endpoint:local', 'threads:tcp*', 'host:tcp*', 'host:tcp*', 'network:tcp*', 'network:tcp*']);
+    expect(describeDevices(world, 0, chooseDevices(world, 0, { threads: 'shm', host: 'shm', network: 'shm' }, missing('ucx')))).to.contain("→ endpoint 4 (process 2, thread 0): tcp (other host) — 'shm' is not used: it cannot serve other host pairs");
   });
 
   it('reads per-relation overrides from options and CCJS_DEVICES, and the thread count from CCJS_THREADS', function () {

@@ -25,15 +25,25 @@ describe('diagnostics', function () {
     expect(stderr).to.match(/\[[01]\] ccjs watchdog: endpoint [01] \(process 0, thread [01]\): a call has waited more than 400 ms; 1 pending call\(s\)/);
   });
 
-  it('prints which device serves which peer: in-process for the endpoint itself, tcp between threads and processes', async function () {
-    const { results } = await runScenario(2, 2, 'devices');
-    const table = results[1] as string;
-    expect(table.split('\n')).to.deep.equal([
-      'endpoint 1 (host ' + table.split('host ')[1]?.split(',')[0] + ', process 0, thread 1):',
-      '  → endpoint 0 (process 0, thread 0): tcp (same process)',
-      '  → endpoint 1 (process 0, thread 1): local (same endpoint)',
-      '  → endpoint 2 (process 1, thread 0): tcp (same host)',
-      '  → endpoint 3 (process 1, thread 1): tcp (same host)',
-    ]);
-  });
+  for (const [addon, between] of [
+    ['built', 'shm'],
+    ['switched off', 'tcp'],
+  ] as const) {
+    it(`prints which device serves which peer: in-process for itself, shm between threads, ${between} between processes (addon ${addon})`, async function () {
+      const { results, stderr } = await runScenario(2, 2, 'devices', {}, addon === 'built' ? {} : { CCJS_NO_NATIVE_SHM: '1' });
+      const table = results[1] as string;
+      const note = addon === 'built' ? '' : " — 'shm' is not used: the shared-memory addon is switched off (CCJS_NO_NATIVE_SHM=1)";
+      expect(table.split('\n')).to.deep.equal([
+        'endpoint 1 (host ' + table.split('host ')[1]?.split(',')[0] + ', process 0, thread 1):',
+        '  → endpoint 0 (process 0, thread 0): shm (same process)',
+        '  → endpoint 1 (process 0, thread 1): local (same endpoint)',
+        `  → endpoint 2 (process 1, thread 0): ${between} (same host)${note}`,
+        `  → endpoint 3 (process 1, thread 1): ${between} (same host)${note}`,
+      ]);
+      // Said once per process, by its main thread.
+      const warnings = stderr.split('\n').filter((line) => line.includes("ccjs: 'shm' is not used"));
+      expect(warnings).to.have.lengthOf(addon === 'built' ? 0 : 2);
+      expect(warnings.map((line) => line.slice(0, 4)).sort()).to.deep.equal(addon === 'built' ? [] : ['[0] ', '[2] ']);
+    });
+  }
 });

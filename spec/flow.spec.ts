@@ -10,12 +10,13 @@ import { FRAME_CHARGE } from '../src/engine/engine.js';
 const WINDOW = 1024 * 1024;
 
 for (const placement of [
-  { name: 'between two endpoints (tcp)', processes: 2, perProcess: [1, 1], wait: 5000 },
-  { name: 'within one endpoint', processes: 1, perProcess: [2], wait: 1000 },
+  { name: 'between two endpoints over tcp', transport: 'tcp', processes: 2, perProcess: [1, 1], wait: 5000 },
+  { name: 'between two endpoints over shm', transport: 'shm', processes: 2, perProcess: [1, 1], wait: 5000 },
+  { name: 'within one endpoint', transport: 'auto', processes: 1, perProcess: [2], wait: 1000 },
 ] as const) {
   describe(`flow control ${placement.name}`, function () {
     it(`holds a flood of 100,000 eager sendAsync to a member that waits ${placement.wait / 1000} s, within the receiver's window`, async function () {
-      const masters = await createMasters(placement.processes, { receiveWindow: WINDOW });
+      const masters = await createMasters(placement.processes, { receiveWindow: WINDOW, transport: placement.transport });
       try {
         const count = 100_000;
         const receiver = masters[placement.processes - 1] as (typeof masters)[number];

@@ -25,13 +25,14 @@ export async function freePort(): Promise<number> {
 
 /**
  * A job of `count` processes' masters inside this process: each has its own coordinator
- * connection and TCP device, so every cross-master message crosses a real socket.
+ * connection and devices; unless `options.transport` says otherwise, TCP serves every pair, so
+ * every cross-master message crosses a real socket.
  */
 export async function createMasters(count: number, options: MasterOptions = {}): Promise<ColGroupMaster[]> {
   const coordinator = `127.0.0.1:${await freePort()}`;
   return Promise.all(
     [...Array(count).keys()].map((processRank) =>
-      ColGroupMaster.create({ abortOnError: false, autoClose: false, timeoutMs: 10_000, ...options, processRank, processCount: count, coordinator }),
+      ColGroupMaster.create({ abortOnError: false, autoClose: false, timeoutMs: 10_000, transport: 'tcp', ...options, processRank, processCount: count, coordinator }),
     ),
   );
 }

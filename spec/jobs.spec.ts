@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { ccjrun, distRoot, fixture, freePort, run } from './harness.js';
+import fs from 'node:fs';
 import path from 'node:path';
 
 const ring = path.join(distRoot, 'examples', 'ring.js');
@@ -50,8 +51,13 @@ describe('multi-process jobs', function () {
     expect(result.stdout).to.contain('ring ok: 4 members, 8 hops');
   });
 
-  for (const threads of [1, 2]) {
-    it(`rejects pending calls with PeerLostError when a process${threads > 1 ? ` with ${threads} threads` : ''} is killed`, async function () {
+  for (const [transport, threads] of [
+    ['tcp', 1],
+    ['tcp', 2],
+    ['shm', 1],
+    ['shm', 2],
+  ] as const) {
+    it(`rejects pending calls with PeerLostError when a process${threads > 1 ? ` with ${threads} threads` : ''} is killed (${transport})`, async function () {
       const timeoutMs = 5000;
       const port = await freePort();
       const processes = 3;
@@ -63,7 +69,7 @@ describe('multi-process jobs', function () {
         let announcements = 0;
         for (let rank = 0; rank < processes; rank += 1) {
           const child = spawn(process.execPath, [fixture('peer-loss')], {
-            env: { ...process.env, CCJS_RANK: String(rank), CCJS_SIZE: String(processes), CCJS_THREADS: String(threads), CCJS_COORDINATOR: `127.0.0.1:${port}`, CCJS_TIMEOUT_MS: String(timeoutMs) },
+            env: { ...process.env, CCJS_RANK: String(rank), CCJS_SIZE: String(processes), CCJS_THREADS: String(threads), CCJS_COORDINATOR: `127.0.0.1:${port}`, CCJS_TIMEOUT_MS: String(timeoutMs), CCJS_TRANSPORT: transport },
             stdio: ['ignore', 'pipe', 'inherit'],
           });
           child.stdout?.on('data', (chunk: Buffer) => {
@@ -98,6 +104,9 @@ describe('multi-process jobs', function () {
           expect(result.at - killedAt).to.be.below(timeoutMs);
         }
       }
+      // Nothing of the job is left in /dev/shm, the killed process's segment included.
+      const pids = new Set(children.map((child) => String(child.pid)));
+      expect(fs.readdirSync('/dev/shm').filter((name) => pids.has(/^ccjs-(\d+)-/.exec(name)?.[1] ?? ''))).to.deep.equal([]);
     });
   }
 

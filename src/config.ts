@@ -36,6 +36,8 @@ export interface MasterOptions {
   receiveWindow?: number;
   /** Bytes of large sendAsync data copied at the sender while waiting for receivers; past it sendAsync waits. */
   sendBuffer?: number;
+  /** Bytes of each shared-memory ring (one per ordered pair of endpoints on a host; a power of two). */
+  shmRingBytes?: number;
   /** How long a waiting call spins on polling devices before it sleeps, in µs (0: never). */
   spinMicroseconds?: number;
   /** Log every endpoint's pending calls once when a call has waited this long (ms; off when unset). */
@@ -70,6 +72,7 @@ export interface Config {
   readonly threads: number;
   readonly receiveWindow: number;
   readonly sendBuffer: number;
+  readonly shmRingBytes: number;
   readonly spinMicroseconds: number;
   readonly watchdogMs: number | undefined;
   readonly host: string | undefined;
@@ -96,6 +99,7 @@ const DEFAULTS: Config = {
   threads: 1,
   receiveWindow: 4 * 1024 * 1024,
   sendBuffer: 64 * 1024 * 1024,
+  shmRingBytes: 512 * 1024,
   spinMicroseconds: 50,
   watchdogMs: undefined,
   host: undefined,
@@ -122,6 +126,7 @@ const FILE_KEYS = [
   'eagerLimit',
   'receiveWindow',
   'sendBuffer',
+  'shmRingBytes',
   'spinMicroseconds',
   'watchdogMs',
   'outOfBandThreshold',
@@ -138,6 +143,7 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   CCJS_THREADS: 'threads',
   CCJS_RECEIVE_WINDOW: 'receiveWindow',
   CCJS_SEND_BUFFER: 'sendBuffer',
+  CCJS_SHM_RING_BYTES: 'shmRingBytes',
   CCJS_SPIN_US: 'spinMicroseconds',
   CCJS_WATCHDOG_MS: 'watchdogMs',
   CCJS_HOST: 'host',
@@ -180,6 +186,11 @@ export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEn
       return window;
     }),
     sendBuffer: pick('sendBuffer', nonNegativeInteger),
+    shmRingBytes: pick('shmRingBytes', (value, source) => {
+      const bytes = integer(value, source, 65536);
+      if ((bytes & (bytes - 1)) !== 0 || bytes > 1 << 30) throw new ConfigError(`${source} must be a power of two from 65536 to 2^30, got ${bytes}`);
+      return bytes;
+    }),
     spinMicroseconds: pick('spinMicroseconds', nonNegativeInteger),
     watchdogMs: pick('watchdogMs', positiveInteger),
     host: pick('host', (value, source) => {

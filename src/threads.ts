@@ -9,29 +9,54 @@ import { Worker, isMainThread, workerData } from 'node:worker_threads';
 import path from 'node:path';
 import { linePrefixer, MARKER_END, MARKER_START } from './output.js';
 import { ConfigError } from './errors.js';
+import { threadMemoryBytes } from '../transport/shm/layout.js';
+
+/** The memory the threads of this process share for their rings (transport/shm/layout.ts). */
+export interface ThreadMemory {
+  readonly buffer: SharedArrayBuffer;
+  /** Bytes of each ring's data. */
+  readonly ringCapacity: number;
+}
 
 interface ThreadData {
   readonly ccjsThreadRank: number;
+  readonly ccjsThreadMemory: ThreadMemory;
+  /** host:port of the job's coordinator, as the main thread found it. */
+  readonly ccjsCoordinator: string;
 }
+
+const data = isMainThread ? null : (workerData as Partial<ThreadData> | null);
+let memory: ThreadMemory | undefined = data?.ccjsThreadMemory;
 
 /** This thread's rank among its process's endpoints: 0 on the main thread, 1.. in threads started by ccjs. */
 export function threadRankOfThisThread(): number {
-  const data = workerData as Partial<ThreadData> | null;
-  return !isMainThread && typeof data?.ccjsThreadRank === 'number' ? data.ccjsThreadRank : 0;
+  return typeof data?.ccjsThreadRank === 'number' ? data.ccjsThreadRank : 0;
+}
+
+/** The coordinator's host:port that this worker thread's main thread found, if this is one. */
+export function coordinatorOfThisThread(): string | undefined {
+  return typeof data?.ccjsCoordinator === 'string' ? data.ccjsCoordinator : undefined;
+}
+
+/** The rings of this process's threads, when ccjs started them. */
+export function threadMemory(): ThreadMemory | undefined {
+  return memory;
 }
 
 /**
- * Starts worker threads 1..threadCount−1 running this process's script. `endpointRank(t)` names
- * each thread in its output; `markers` makes the prefix a marker for ccjrun instead of "[rank] ".
+ * Starts worker threads 1..threadCount−1 running this process's script, with the memory for their
+ * rings (rings of `ringCapacity` bytes) and the coordinator's address. `endpointRank(t)` names each
+ * thread in its output; `markers` makes the prefix a marker for ccjrun instead of "[rank] ".
  */
-export function startWorkerThreads(threadCount: number, endpointRank: (threadRank: number) => number, markers: boolean): void {
+export function startWorkerThreads(threadCount: number, ringCapacity: number, coordinator: string, endpointRank: (threadRank: number) => number, markers: boolean): void {
   const script = process.argv[1];
   if (script === undefined) throw new ConfigError('threads: no script to run in the worker threads (process.argv[1] is empty)');
+  memory = { buffer: new SharedArrayBuffer(threadMemoryBytes(threadCount, ringCapacity)), ringCapacity };
   for (let threadRank = 1; threadRank < threadCount; threadRank += 1) {
     const rank = endpointRank(threadRank);
     const worker = new Worker(path.resolve(script), {
       argv: process.argv.slice(2),
-      workerData: { ccjsThreadRank: threadRank } satisfies ThreadData,
+      workerData: { ccjsThreadRank: threadRank, ccjsThreadMemory: memory, ccjsCoordinator: coordinator } satisfies ThreadData,
       stdout: true,
       stderr: true,
     });

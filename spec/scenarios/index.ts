@@ -4,6 +4,7 @@ import { algorithms } from './algorithms.js';
 import { onePerEndpoint, runHere } from './members.js';
 import { orderedStream, payloadExchange, payloadsFor, taskFarm } from './p2p.js';
 import { forgottenAwait, stalledExchange } from './diagnostics.js';
+import { blockedReceiver, sizesAroundBoundaries } from './rings.js';
 import { COLLECTIVE_CHECKS } from '../collective-checks.js';
 import { MAX_MEMBERS } from '../exercise.js';
 import { spread } from './members.js';
@@ -30,12 +31,16 @@ export const scenarios: Record<string, Scenario> = {
   payloads: (master, args) => runHere(master, onePerEndpoint(master), name('payloads'), payloadExchange(payloadsFor(args['v8'] === true))),
   /** 10,000 messages per neighbour, tags and ANY_TAG interleaved; args.perEndpoint members per endpoint. */
   ordering: (master, args) => runHere(master, Array.from({ length: master.size }, () => Number(args['perEndpoint'] ?? 1)), name('ordering'), orderedStream(Number(args['count'] ?? 10_000))),
-  /** A task farm over ANY_SOURCE/ANY_TAG with probe. */
   /** Rank 0 returns from run() with a receive still pending. */
   forgotten: (master) => runHere(master, onePerEndpoint(master), name('forgotten'), forgottenAwait),
   /** Every member waits for a message that comes only after args.stallMs (long enough for the watchdog). */
   stall: (master, args) => runHere(master, onePerEndpoint(master), name('stall'), stalledExchange(Number(args['stallMs'] ?? 1500))),
+  /** Endpoint 0 floods endpoint 1 with args.bytes while endpoint 1's thread is blocked for args.blockMs. */
+  blockedReceiver: (master, args) => runHere(master, onePerEndpoint(master), name('blocked'), blockedReceiver(master, Number(args['bytes']), Number(args['blockMs']))),
+  /** args.count messages from endpoint 0 to 1 of sizes around the rings' and protocols' boundaries. */
+  boundaries: (master, args) => runHere(master, onePerEndpoint(master), name('boundaries'), sizesAroundBoundaries(master, Number(args['count']))),
   /** This endpoint's device table. */
   devices: async (master) => master.describe(),
+  /** A task farm over ANY_SOURCE/ANY_TAG with probe. */
   farm: (master, args) => runHere(master, Array.from({ length: master.size }, () => Number(args['perEndpoint'] ?? 1)), name('farm'), taskFarm(Number(args['tasks'] ?? 200))),
 };

@@ -69,8 +69,15 @@ const REACH: Readonly<Record<DeviceName, readonly Relation[]>> = {
   ucx: ['threads', 'host', 'network'],
 };
 
-/** A device that could not be had, and why (e.g. its native addon is not built). */
-export type Unavailable = ReadonlyMap<DeviceName, string>;
+/** Why a device cannot serve some pairs here (its native addon is not built, ...). */
+export interface Unavailability {
+  readonly reason: string;
+  /** Report it even when 'auto' merely preferred the device. */
+  readonly loud: boolean;
+}
+
+/** Whether `device` can serve pairs of `relation` here: undefined when it can. */
+export type Unavailable = (device: DeviceName, relation: Relation) => Unavailability | undefined;
 
 export interface PairChoice {
   readonly peer: number;
@@ -81,9 +88,9 @@ export interface PairChoice {
 }
 
 /**
- * The device for every peer of endpoint `me`. A device a rule names explicitly but that cannot
- * serve a pair (shared memory across hosts) falls back to the next preference, with a note; one
- * that is not available at all is a ConfigError saying why.
+ * The device for every peer of endpoint `me`. A device the rules name that cannot serve a pair
+ * (shared memory across hosts, or its addon is not built) gives way to the best one that can, with
+ * a note saying why; so does a device 'auto' prefers when its unavailability is loud.
  */
 export function chooseDevices(world: World, me: number, rules: DeviceRules, unavailable: Unavailable): PairChoice[] {
   const self = world.endpoints[me] as EndpointInfo;
@@ -91,14 +98,23 @@ export function chooseDevices(world: World, me: number, rules: DeviceRules, unav
     const relation = relationOf(self, peer);
     if (relation === 'endpoint') return { peer: peer.rank, relation, device: 'local' };
     const wanted = rules[relation];
+    const notes: string[] = [];
     if (wanted !== 'auto') {
-      const reason = unavailable.get(wanted);
-      if (reason !== undefined) throw new ConfigError(`device '${wanted}' was asked for ${RELATION_NAMES[relation]} pairs, but ${reason}`);
-      if (REACH[wanted].includes(relation)) return { peer: peer.rank, relation, device: wanted };
+      const missing = REACH[wanted].includes(relation) ? unavailable(wanted, relation) : { reason: `it cannot serve ${RELATION_NAMES[relation]} pairs`, loud: true };
+      if (missing === undefined) return { peer: peer.rank, relation, device: wanted };
+      notes.push(`'${wanted}' is not used: ${missing.reason}`);
     }
-    const device = PREFERENCES[relation].find((candidate) => !unavailable.has(candidate) && REACH[candidate].includes(relation)) as DeviceName;
-    const note = wanted === 'auto' ? undefined : `'${wanted}' cannot serve ${RELATION_NAMES[relation]} pairs`;
-    return note === undefined ? { peer: peer.rank, relation, device } : { peer: peer.rank, relation, device, note };
+    let device: DeviceName | undefined;
+    for (const candidate of PREFERENCES[relation]) {
+      const missing = unavailable(candidate, relation);
+      if (missing === undefined) {
+        device = candidate;
+        break;
+      }
+      if (missing.loud && wanted === 'auto') notes.push(`'${candidate}' is not used: ${missing.reason}`);
+    }
+    if (device === undefined) throw new ConfigError(`no device can serve ${RELATION_NAMES[relation]} pairs here`);
+    return notes.length === 0 ? { peer: peer.rank, relation, device } : { peer: peer.rank, relation, device, note: notes.join('; ') };
   });
 }
 

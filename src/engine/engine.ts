@@ -114,6 +114,8 @@ export class Engine implements DeviceHost, CallTracker {
   constructor(
     private readonly options: EngineOptions,
     peers: readonly (PeerPlan | undefined)[],
+    /** Every device of this endpoint (also those that serve no peer: they listen all the same), closed with it. */
+    private readonly allDevices: readonly Device[],
   ) {
     peers.forEach((plan, peer) => {
       if (plan) this.links[peer] = new Link(peer, plan.device, plan.window);
@@ -490,11 +492,6 @@ export class Engine implements DeviceHost, CallTracker {
     return counts;
   }
 
-  /** Every device, once. */
-  devices(): Device[] {
-    return [...new Set(this.links.filter((link): link is Link => link !== undefined).map((link) => link.device))];
-  }
-
   /**
    * Sends the large messages still waiting for their receivers first (a sendAsync returned long
    * ago, so its data must not be dropped), for at most timeoutMs; says goodbye; closes the devices.
@@ -510,7 +507,7 @@ export class Engine implements DeviceHost, CallTracker {
     for (const link of this.links) {
       if (link && link.failure === undefined && link.peer !== this.rank) this.output(link, new Frame(FrameType.Goodbye, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0), undefined);
     }
-    await Promise.all(this.devices().map((device) => device.close()));
+    await Promise.all(this.allDevices.map((device) => device.close()));
   }
 
   private mailboxesOf(context: number): Mailboxes {

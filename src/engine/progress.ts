@@ -20,6 +20,8 @@ export interface PollingDevice {
 }
 
 const MINIMUM_BUDGET_MICROSECONDS = 2;
+/** Misses in a row before the budget shrinks: a peer that answers in time now and then keeps it whole. */
+const PATIENCE = 8;
 /** Polls between two reads of the clock (a read costs about as much as a few empty polls). */
 const POLLS_PER_CLOCK_READ = 16;
 
@@ -29,6 +31,7 @@ export class ProgressEngine {
   private vetoes = 0;
   private maximumMicroseconds = 50;
   private budgetMicroseconds = 50;
+  private missesInARow = 0;
   readonly stats = { spins: 0, hits: 0, misses: 0, polls: 0 };
 
   register(device: PollingDevice): void {
@@ -70,8 +73,9 @@ export class ProgressEngine {
   }
 
   /**
-   * Spins until `call` stops waiting or the budget is spent. A spin that succeeds keeps the budget
-   * (and regrows it), one that fails halves it: a peer that is computing costs little spinning.
+   * Spins until `call` stops waiting or the budget is spent. A spin that succeeds restores the
+   * whole budget; a run of failures halves it each time (a peer that is computing costs little
+   * spinning), down to a floor.
    */
   wait(call: PendingCall): void {
     if (!call.linked || !this.spinning) return;
@@ -83,11 +87,13 @@ export class ProgressEngine {
     }
     if (call.linked) {
       this.stats.misses += 1;
-      this.budgetMicroseconds = Math.max(MINIMUM_BUDGET_MICROSECONDS, this.budgetMicroseconds / 2);
+      this.missesInARow += 1;
+      if (this.missesInARow >= PATIENCE) this.budgetMicroseconds = Math.max(MINIMUM_BUDGET_MICROSECONDS, this.budgetMicroseconds / 2);
       for (const device of this.devices) device.sleep?.();
     } else {
       this.stats.hits += 1;
-      this.budgetMicroseconds = Math.min(this.maximumMicroseconds, this.budgetMicroseconds * 2);
+      this.missesInARow = 0;
+      this.budgetMicroseconds = this.maximumMicroseconds;
     }
   }
 }

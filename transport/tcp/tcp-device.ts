@@ -8,6 +8,7 @@ import net from 'node:net';
 import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
 import type { Frame } from '../../src/engine/frame.js';
 import { COALESCE_BYTES, Connection } from './connection.js';
+import type { ConnectionHandler } from './connection.js';
 import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
 
 export interface TcpDeviceOptions {
@@ -177,7 +178,7 @@ export class TcpDevice implements Device {
     socket.setKeepAlive(true, Math.max(1000, Math.floor(this.options.timeoutMs / 2)));
   }
 
-  private handlerFor(rank: number): ConstructorParameters<typeof Connection>[1] {
+  private handlerFor(rank: number): ConnectionHandler {
     return {
       frame: (frame) => this.host?.deliver(rank, frame),
       hello: () => this.connections.get(rank)?.socket.destroy(new TransportError(`endpoint ${rank} said hello twice`)),

@@ -1,0 +1,84 @@
+/**
+ * Timing hops (half a round trip) between two members, for the hop benchmarks: a series is a
+ * value ping-ponged between ranks 0 and 1 of a group, rank 0 timing repetitions of many round
+ * trips after a warm-up, rank 1 echoing.
+ */
+import { ColMember } from '../src/index.js';
+import type { ColGroupMaster } from '../src/index.js';
+
+export type Samples = Record<string, number[]>;
+
+export interface Repeats {
+  /** Round trips per repetition. */
+  readonly trips: number;
+  readonly repetitions: number;
+  readonly warmUp: number;
+}
+
+/** µs per hop of each repetition of `trips` round trips of `roundTrip` (two hops each). */
+export async function timeHops(roundTrip: () => Promise<void>, { trips, repetitions, warmUp }: Repeats): Promise<number[]> {
+  for (let i = 0; i < warmUp; i += 1) await roundTrip();
+  const samples: number[] = [];
+  for (let repetition = 0; repetition < repetitions; repetition += 1) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < trips; i += 1) await roundTrip();
+    samples.push(Number(process.hrtime.bigint() - start) / 1000 / trips / 2);
+  }
+  return samples;
+}
+
+/** Round trips the echoing side serves for one series. */
+export function echoes({ trips, repetitions, warmUp }: Repeats): number {
+  return warmUp + repetitions * trips;
+}
+
+export interface Series {
+  readonly name: string;
+  readonly value: unknown;
+  readonly repeats: Repeats;
+}
+
+/** Ping-pongs each series' value between ranks 0 and 1 of group 'hops'; rank 0 keeps the samples. */
+export class Hopper extends ColMember {
+  readonly samples: Samples = {};
+
+  constructor(
+    private readonly master: ColGroupMaster,
+    private readonly series: readonly Series[],
+  ) {
+    super();
+  }
+
+  override async run(): Promise<void> {
+    const group = await this.master.getGroup('hops', 2);
+    const rank = group.getRank(this);
+    for (const { name, value, repeats } of this.series) {
+      if (rank === 0) {
+        this.samples[name] = await timeHops(async () => {
+          await this.sendAsync(group, value, 1);
+          await this.receive(group, 1);
+        }, repeats);
+      } else {
+        for (let i = echoes(repeats); i > 0; i -= 1) await this.sendAsync(group, await this.receive(group, 0), 0);
+      }
+    }
+  }
+}
+
+/** Runs Hoppers: both in this endpoint (`both`), or one here with its peer elsewhere; rank 0's samples. */
+export async function hop(master: ColGroupMaster, both: boolean, series: readonly Series[]): Promise<Samples> {
+  const members = Array.from({ length: both ? 2 : 1 }, () => new Hopper(master, series));
+  for (const member of members) master.addMember('hops', member);
+  await Promise.all(members.map((member) => member.start()));
+  return members.reduce((samples, member) => ({ ...samples, ...member.samples }), {});
+}
+
+export function prefixed(prefix: string, samples: Samples): Samples {
+  return Object.fromEntries(Object.entries(samples).map(([name, values]) => [`${prefix} ${name}`, values]));
+}
+
+export function stats(values: readonly number[]): { best: number; median: number; spread: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const best = sorted[0] as number;
+  return { best, median: sorted[Math.floor(sorted.length / 2)] as number, spread: (sorted[sorted.length - 1] as number) / best };
+}

@@ -1,0 +1,305 @@
+/**
+ * The shared-memory device beside its references, in one run (rounds alternate the measurements
+ * in fresh processes, so that all see the same machine noise):
+ *   - 8-byte hop between two threads: ccjs (Float64Array(1)) beside a raw SharedArrayBuffer spin
+ *     ping-pong between two worker threads (written below);
+ *   - 8-byte hop and ping-pong bandwidth (1 MiB, 16 MiB) between two processes: ccjs beside Open
+ *     MPI's shared memory (an OSU-style C ping-pong, bench/reference/pingpong.c, over vader);
+ *   - a small object's hop between two processes beside mpi4py's pickled dict
+ *     (bench/reference/pingpong.py);
+ *   - allReduce of 1 MiB of doubles on 4 processes beside MPI_Allreduce;
+ *   - the ASP example on 2 processes × 1 thread and 1 process × 2 threads, beside its TCP time.
+ * Every repetition is kept; the table gives best, median and spread (max/min), and ratios.
+ *
+ *   node dist/bench/shm.js [--quick] [--rounds N]
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { ColGroupMaster, ColMember, Reductions } from '../src/index.js';
+import { hop, stats } from './hopping.js';
+import type { Repeats, Samples, Series } from './hopping.js';
+import { Progress } from './progress.js';
+import { freeLoopbackPort, runJob, runScript } from './job.js';
+
+const SCRIPT = fileURLToPath(import.meta.url);
+const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
+const RESULTS = path.join(ROOT, 'bench', 'results');
+const quick = process.argv.includes('--quick');
+const MiB = 1024 * 1024;
+const SMALL_OBJECT = { id: 7, name: 'pivot', value: 3.25, flags: [true, false] };
+
+const SMALL: Repeats = quick ? { trips: 2_000, repetitions: 3, warmUp: 2_000 } : { trips: 20_000, repetitions: 7, warmUp: 20_000 };
+const ONE_MIB: Repeats = quick ? { trips: 20, repetitions: 3, warmUp: 10 } : { trips: 100, repetitions: 5, warmUp: 50 };
+const SIXTEEN_MIB: Repeats = quick ? { trips: 4, repetitions: 3, warmUp: 2 } : { trips: 10, repetitions: 5, warmUp: 5 };
+const ALL_REDUCE_CALLS = quick ? 20 : 100;
+const ASP_SIZE = quick ? 400 : 1000;
+
+const SERIES: Series[] = [
+  { name: '8 B', value: Float64Array.of(1.5), repeats: SMALL },
+  { name: 'small object', value: SMALL_OBJECT, repeats: SMALL },
+  { name: '1 MiB', value: new Float64Array(MiB / 8).fill(1.5), repeats: ONE_MIB },
+  { name: '16 MiB', value: new Float64Array((16 * MiB) / 8).fill(1.5), repeats: SIXTEEN_MIB },
+];
+
+// ---- ccjs ----
+
+/** One endpoint of a two-endpoint job (processes or threads); endpoint 0 prints the samples. */
+async function hopEndpoint(prefix: string): Promise<void> {
+  const master = await ColGroupMaster.create();
+  const samples = await hop(master, false, SERIES);
+  if (master.rank === 0) process.stdout.write(`${JSON.stringify(Object.fromEntries(Object.entries(samples).map(([name, values]) => [`${prefix} ${name}`, values])))}\n`);
+}
+
+/** One endpoint of the allReduce job: µs per call of each repetition, printed by endpoint 0. */
+class AllReducer extends ColMember {
+  readonly samples: number[] = [];
+
+  constructor(private readonly master: ColGroupMaster) {
+    super();
+  }
+
+  override async run(): Promise<void> {
+    const group = await this.master.getGroup('allReduce', this.master.size);
+    const data = new Float64Array(MiB / 8).fill(group.getRank(this));
+    for (let repetition = -1; repetition < SMALL.repetitions; repetition += 1) {
+      await this.barrier(group);
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < ALL_REDUCE_CALLS; i += 1) await this.allReduce(group, data, Reductions.SUM);
+      if (repetition >= 0) this.samples.push(Number(process.hrtime.bigint() - start) / 1000 / ALL_REDUCE_CALLS);
+    }
+  }
+}
+
+async function allReduceEndpoint(): Promise<void> {
+  const master = await ColGroupMaster.create();
+  const member = new AllReducer(master);
+  master.addMember('allReduce', member);
+  await member.start();
+  if (master.rank === 0) process.stdout.write(`${JSON.stringify(member.samples)}\n`);
+}
+
+async function threadJob(args: readonly string[]): Promise<string> {
+  const coordinator = `127.0.0.1:${await freeLoopbackPort()}`;
+  return runScript(SCRIPT, args, { CCJS_RANK: '0', CCJS_SIZE: '1', CCJS_THREADS: '2', CCJS_COORDINATOR: coordinator, CCJS_TRANSPORT: 'shm' });
+}
+
+/** Seconds the ASP example reports, run by ccjrun with `launch` flags. */
+function aspSeconds(launch: readonly string[], transport: string): number {
+  const output = execFileSync(process.execPath, [path.join(ROOT, 'bin', 'ccjrun.js'), ...launch, path.join(ROOT, 'dist', 'examples', 'asp.js'), String(ASP_SIZE)], {
+    env: { ...process.env, CCJS_TRANSPORT: transport },
+    encoding: 'utf8',
+  });
+  const seconds = /time=([\d.]+)s/.exec(output)?.[1];
+  if (seconds === undefined) throw new Error(`the ASP example printed no time:\n${output}`);
+  return Number(seconds);
+}
+
+// ---- the raw SharedArrayBuffer spin ping-pong between two threads ----
+
+/** Int32 words: the ping's sequence number and the pong's, cache lines apart; the 8 bytes travel at byte 128. */
+const PING = 0;
+const PONG = 16;
+
+function rawSpinPeer(buffer: SharedArrayBuffer, count: number): void {
+  const words = new Int32Array(buffer);
+  const values = new Float64Array(buffer, 128, 1);
+  for (let sequence = 1; sequence <= count; sequence += 1) {
+    while (Atomics.load(words, PING) !== sequence);
+    values[0] = (values[0] as number) + 1;
+    Atomics.store(words, PONG, sequence);
+  }
+}
+
+async function rawSpin(): Promise<number[]> {
+  const buffer = new SharedArrayBuffer(256);
+  const words = new Int32Array(buffer);
+  const values = new Float64Array(buffer, 128, 1);
+  const count = SMALL.warmUp + SMALL.repetitions * SMALL.trips;
+  const worker = new Worker(SCRIPT, { workerData: { buffer, count } });
+  const samples: number[] = [];
+  let sequence = 0;
+  const trip = () => {
+    sequence += 1;
+    values[0] = sequence;
+    Atomics.store(words, PING, sequence);
+    while (Atomics.load(words, PONG) !== sequence);
+  };
+  for (let i = 0; i < SMALL.warmUp; i += 1) trip();
+  for (let repetition = 0; repetition < SMALL.repetitions; repetition += 1) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < SMALL.trips; i += 1) trip();
+    samples.push(Number(process.hrtime.bigint() - start) / 1000 / SMALL.trips / 2);
+  }
+  await new Promise((resolve) => worker.once('exit', resolve));
+  return samples;
+}
+
+// ---- the MPI references ----
+
+interface References {
+  readonly mpirun: string[];
+  readonly pingpong: string | undefined;
+  readonly python: string | undefined;
+  readonly missing: string[];
+}
+
+function findReferences(): References {
+  const missing: string[] = [];
+  const mpirun = ['mpirun', ...(process.getuid?.() === 0 ? ['--allow-run-as-root'] : []), '--oversubscribe', '--mca', 'btl', 'self,vader'];
+  let pingpong: string | undefined = path.join(os.tmpdir(), 'ccjs-bench-pingpong');
+  const compiled = spawnSync('mpicc', ['-O2', '-o', pingpong, path.join(ROOT, 'bench', 'reference', 'pingpong.c')], { encoding: 'utf8' });
+  if (compiled.status !== 0) {
+    missing.push(`Open MPI (mpicc: ${compiled.error?.message ?? compiled.stderr.trim()}; apt-get install openmpi-bin libopenmpi-dev)`);
+    pingpong = undefined;
+  }
+  const python = ['/usr/bin/python3', 'python3'].find((candidate) => spawnSync(candidate, ['-c', 'import mpi4py'], { encoding: 'utf8' }).status === 0);
+  if (python === undefined) missing.push('mpi4py (apt-get install python3-mpi4py)');
+  return { mpirun, pingpong, python, missing };
+}
+
+/** Runs an MPI program on `processes` ranks; rank 0 prints one number per repetition. */
+function mpiSamples(references: References, processes: number, command: readonly string[]): number[] {
+  const [mpirun, ...flags] = references.mpirun as [string, ...string[]];
+  const output = execFileSync(mpirun, [...flags, '-n', String(processes), ...command], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return output
+    .split('\n')
+    .filter((line) => /^[\d.]+$/.test(line.trim()))
+    .map(Number);
+}
+
+// ---- the run ----
+
+async function orchestrate(): Promise<void> {
+  const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
+  const references = findReferences();
+  const all: Samples = {};
+  const keep = (samples: Samples) => {
+    for (const [name, values] of Object.entries(samples)) (all[name] ??= []).push(...values);
+  };
+  const steps = 7 + (references.pingpong ? 4 : 0) + (references.python ? 1 : 0);
+  const progress = new Progress('shm', rounds * steps);
+  for (let round = 1; round <= rounds; round += 1) {
+    keep({ 'raw SAB spin 8 B': JSON.parse(await runScript(SCRIPT, ['raw-spin', ...flags()])) as number[] });
+    progress.tick(`round ${round}: raw SharedArrayBuffer spin`);
+    keep(JSON.parse(await threadJob(['hops', 'threads', ...flags()])) as Samples);
+    progress.tick(`round ${round}: ccjs between threads`);
+    keep(JSON.parse(await runJob(SCRIPT, 2, ['hops', 'processes', ...flags()], 'shm')) as Samples);
+    progress.tick(`round ${round}: ccjs between processes`);
+    if (references.pingpong) {
+      for (const [name, bytes, repeats] of [
+        ['8 B', 8, SMALL],
+        ['1 MiB', MiB, ONE_MIB],
+        ['16 MiB', 16 * MiB, SIXTEEN_MIB],
+      ] as const) {
+        keep({ [`Open MPI ${name}`]: mpiSamples(references, 2, [references.pingpong, 'pingpong', String(bytes), String(repeats.trips), String(repeats.repetitions)]) });
+        progress.tick(`round ${round}: Open MPI ${name}`);
+      }
+      keep({ 'Open MPI allReduce': mpiSamples(references, 4, [references.pingpong, 'allreduce', String(MiB / 8), String(ALL_REDUCE_CALLS), String(SMALL.repetitions)]) });
+      progress.tick(`round ${round}: Open MPI allReduce`);
+    }
+    if (references.python) {
+      keep({ 'mpi4py small object': mpiSamples(references, 2, [references.python, path.join(ROOT, 'bench', 'reference', 'pingpong.py'), String(SMALL.trips), String(SMALL.repetitions)]) });
+      progress.tick(`round ${round}: mpi4py`);
+    }
+    keep({ 'ccjs allReduce shm': JSON.parse(await runJob(SCRIPT, 4, ['allreduce', ...flags()], 'shm')) as number[] });
+    progress.tick(`round ${round}: ccjs allReduce over shm`);
+    keep({ 'ccjs allReduce tcp': JSON.parse(await runJob(SCRIPT, 4, ['allreduce', ...flags()], 'tcp')) as number[] });
+    progress.tick(`round ${round}: ccjs allReduce over tcp`);
+    keep({
+      'ASP 2 × 1 shm': [aspSeconds(['-n', '2'], 'shm')],
+      'ASP 1 × 2 shm': [aspSeconds(['-n', '1', '--threads', '2'], 'shm')],
+      'ASP 2 × 1 tcp': [aspSeconds(['-n', '2'], 'tcp')],
+    });
+    progress.tick(`round ${round}: ASP`);
+  }
+  progress.finish();
+  report(all, rounds, references.missing);
+}
+
+type Unit = 'µs' | 'MB/s' | 's';
+
+interface Row {
+  readonly name: string;
+  readonly samples: string;
+  readonly unit: Unit;
+  /** For MB/s rows: bytes per hop. */
+  readonly bytes?: number;
+  readonly reference?: string;
+  readonly target?: string;
+}
+
+const ROWS: Row[] = [
+  { name: 'raw SAB spin, 8 B hop between threads', samples: 'raw SAB spin 8 B', unit: 'µs' },
+  { name: 'ccjs shm, 8 B hop between threads', samples: 'threads 8 B', unit: 'µs', reference: 'raw SAB spin 8 B', target: '≤ 2×' },
+  { name: 'Open MPI vader, 8 B hop', samples: 'Open MPI 8 B', unit: 'µs' },
+  { name: 'ccjs shm, 8 B hop between processes', samples: 'processes 8 B', unit: 'µs', reference: 'Open MPI 8 B', target: '≤ 3×' },
+  { name: 'Open MPI vader, 1 MiB ping-pong', samples: 'Open MPI 1 MiB', unit: 'MB/s', bytes: MiB },
+  { name: 'ccjs shm, 1 MiB ping-pong between processes', samples: 'processes 1 MiB', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB', target: '≥ 0.6×' },
+  { name: 'ccjs shm, 1 MiB ping-pong between threads', samples: 'threads 1 MiB', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB' },
+  { name: 'Open MPI vader, 16 MiB ping-pong', samples: 'Open MPI 16 MiB', unit: 'MB/s', bytes: 16 * MiB },
+  { name: 'ccjs shm, 16 MiB ping-pong between processes', samples: 'processes 16 MiB', unit: 'MB/s', bytes: 16 * MiB, reference: 'Open MPI 16 MiB', target: '≥ 0.6×' },
+  { name: 'ccjs shm, 16 MiB ping-pong between threads', samples: 'threads 16 MiB', unit: 'MB/s', bytes: 16 * MiB, reference: 'Open MPI 16 MiB' },
+  { name: 'mpi4py, pickled dict hop', samples: 'mpi4py small object', unit: 'µs' },
+  { name: 'ccjs shm, small object hop between processes', samples: 'processes small object', unit: 'µs', reference: 'mpi4py small object', target: '< 1×' },
+  { name: 'ccjs shm, small object hop between threads', samples: 'threads small object', unit: 'µs', reference: 'mpi4py small object' },
+  { name: 'Open MPI, allReduce 1 MiB of doubles, 4 processes', samples: 'Open MPI allReduce', unit: 'µs' },
+  { name: 'ccjs shm, allReduce 1 MiB of doubles, 4 processes', samples: 'ccjs allReduce shm', unit: 'µs', reference: 'Open MPI allReduce', target: '≤ 2×' },
+  { name: 'ccjs tcp, allReduce 1 MiB of doubles, 4 processes', samples: 'ccjs allReduce tcp', unit: 'µs', reference: 'Open MPI allReduce' },
+  { name: 'ccjs tcp, ASP 2 processes × 1 thread', samples: 'ASP 2 × 1 tcp', unit: 's' },
+  { name: 'ccjs shm, ASP 2 processes × 1 thread', samples: 'ASP 2 × 1 shm', unit: 's', reference: 'ASP 2 × 1 tcp' },
+  { name: 'ccjs shm, ASP 1 process × 2 threads', samples: 'ASP 1 × 2 shm', unit: 's', reference: 'ASP 2 × 1 tcp' },
+];
+
+function report(all: Samples, rounds: number, missing: readonly string[]): void {
+  // Bandwidth rows turn µs per hop into MB/s: the best is then the highest.
+  const summary = (row: Row) => {
+    const values = all[row.samples];
+    if (values === undefined || values.length === 0) return undefined;
+    const own = stats(values);
+    return row.bytes === undefined ? own : { best: row.bytes / own.best, median: row.bytes / own.median, spread: own.spread };
+  };
+  const byName = new Map(ROWS.map((row) => [row.samples, row]));
+  const lines = [
+    '| measurement | best | median | spread (max/min) | best ÷ reference (median ÷ median) | target |',
+    '|---|---:|---:|---:|---|---|',
+  ];
+  for (const row of ROWS) {
+    const own = summary(row);
+    if (own === undefined) {
+      lines.push(`| ${row.name} | n/a | | | | ${row.target ?? ''} |`);
+      continue;
+    }
+    const referenceRow = row.reference === undefined ? undefined : byName.get(row.reference);
+    const reference = referenceRow === undefined ? undefined : summary(referenceRow);
+    const versus = reference === undefined ? (row.reference === undefined ? '' : 'n/a') : `${(own.best / reference.best).toFixed(2)}× (${(own.median / reference.median).toFixed(2)}×)`;
+    const digits = row.unit === 'µs' ? 3 : row.unit === 's' ? 3 : 0;
+    lines.push(`| ${row.name} | ${own.best.toFixed(digits)} ${row.unit} | ${own.median.toFixed(digits)} ${row.unit} | ${own.spread.toFixed(2)} | ${versus} | ${row.target ?? ''} |`);
+  }
+  const heading = `Shared memory, ${rounds} rounds${quick ? ' (--quick)' : ''}, ${os.cpus().length} cores (Node ${process.version}, ${new Date().toISOString()})`;
+  const notes = missing.length > 0 ? `\nNot measured (missing): ${missing.join('; ')}\n` : '';
+  const text = `${heading}\n\n${lines.join('\n')}\n${notes}`;
+  process.stdout.write(`\n${text}`);
+  fs.mkdirSync(RESULTS, { recursive: true });
+  fs.writeFileSync(path.join(RESULTS, 'shm.json'), `${JSON.stringify(all, null, 2)}\n`);
+  fs.writeFileSync(path.join(RESULTS, 'shm.md'), text);
+}
+
+function flags(): string[] {
+  return quick ? ['--quick'] : [];
+}
+
+if (!isMainThread && workerData !== null && typeof workerData === 'object' && 'count' in workerData) {
+  const { buffer, count } = workerData as { buffer: SharedArrayBuffer; count: number };
+  rawSpinPeer(buffer, count);
+  parentPort?.close();
+} else {
+  const role = process.argv[2];
+  if (role === 'raw-spin') process.stdout.write(`${JSON.stringify(await rawSpin())}\n`);
+  else if (role === 'hops') await hopEndpoint(process.argv[3] as string);
+  else if (role === 'allreduce') await allReduceEndpoint();
+  else await orchestrate();
+}

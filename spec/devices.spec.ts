@@ -1,0 +1,65 @@
+/**
+ * Real jobs of processes and worker threads (ccjrun -n P --threads T) over each device between
+ * endpoints: the point-to-point and algorithm checks of the in-process suites, run by every
+ * endpoint (spec/scenarios/). Shared memory between threads (1 × 4), between processes (3 × 1)
+ * and both (2 × 2); TCP between processes and between threads.
+ */
+import { expect } from 'chai';
+import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
+import { runScenario } from './harness.js';
+import { COLLECTIVE_CHECKS } from './collective-checks.js';
+
+const TOPOLOGIES = [
+  { processes: 1, threads: 4, transport: 'shm' },
+  { processes: 3, threads: 1, transport: 'shm' },
+  { processes: 2, threads: 2, transport: 'shm' },
+  { processes: 3, threads: 1, transport: 'tcp' },
+  { processes: 2, threads: 2, transport: 'tcp' },
+] as const;
+
+for (const { processes, threads, transport } of TOPOLOGIES) {
+  describe(`a job of ${processes} process(es) × ${threads} thread(s) over ${transport}`, function () {
+    const endpoints = processes * threads;
+    const job = (name: string, args: object = {}, env: NodeJS.ProcessEnv = {}) => runScenario(processes, threads, name, args, { CCJS_TRANSPORT: transport, ...env });
+
+    it(`serves every pair of endpoints with ${transport}`, async function () {
+      const tables = (await job('devices')).results as string[];
+      expect(tables).to.have.lengthOf(endpoints);
+      for (const table of tables) {
+        const devices = [...table.matchAll(/: (\w+) \((same process|same host)\)/g)].map((match) => match[1]);
+        expect(devices, table).to.deep.equal(new Array(endpoints - 1).fill(transport));
+      }
+    });
+
+    it('carries every payload through sendSync, sendAsync, sendReceive and rendezvous, with both serializers', async function () {
+      for (const serializer of ['msgpack', 'v8']) {
+        const { results } = await job('payloads', { v8: serializer === 'v8' }, { CCJS_SERIALIZER: serializer });
+        expect(results).to.have.lengthOf(endpoints);
+      }
+    });
+
+    it('keeps the order of 10,000 messages per (sender, receiver, tag), with tags and ANY_TAG interleaved, two members per endpoint', async function () {
+      const results = (await job('ordering', { perEndpoint: 2, count: 10_000 })).results as number[][];
+      expect(results.flat()).to.deep.equal(new Array(2 * endpoints).fill(10_000));
+    });
+
+    it('farms out tasks with ANY_SOURCE, ANY_TAG and probe', async function () {
+      const results = (await job('farm', { perEndpoint: 2, tasks: 300 })).results as (number[] | null)[][];
+      const tally = results[0]?.[0] as number[];
+      expect(tally.reduce((a, b) => a + b, 0)).to.equal(300);
+      expect(tally[0]).to.equal(0);
+    });
+
+    it('passes the collectives suite: every collective, payload kind and root on 1..9 members', async function () {
+      const results = (await job('collectives')).results as string[][];
+      expect(results[0]).to.have.lengthOf(9 * COLLECTIVE_CHECKS.length);
+    });
+
+    for (const collective of COLLECTIVES) {
+      it(`${collective}: every algorithm on 1..9 members spread over the endpoints`, async function () {
+        const results = (await job('algorithms', { collectives: [collective] })).results as string[][];
+        expect(results[0]).to.deep.equal(Object.keys(ALGORITHMS[collective]).map((algorithm) => `${collective} ${algorithm}`));
+      });
+    }
+  });
+}

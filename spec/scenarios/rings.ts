@@ -1,0 +1,105 @@
+/**
+ * Bodies for the shared-memory rings: a sender flooding a receiver whose thread is blocked (its
+ * ring fills and must hold the sender), and messages of sizes around the ring's, the eager and
+ * the copy boundaries (each frame then wraps the ring at another offset).
+ */
+import { expect } from 'chai';
+import type { ColGroupMaster } from '../../src/index.js';
+import { ShmDevice } from '../../transport/shm/shm-device.js';
+import type { ShmStats } from '../../transport/shm/shm-device.js';
+import type { Body } from './p2p.js';
+
+/** A deterministic generator, so that both sides agree on sizes and contents. */
+function random(seed: number): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 0x1_0000_0000;
+  };
+}
+
+/** Bytes of message `index`: a pattern only it has. */
+function pattern(index: number, length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i += 1) bytes[i] = (index * 31 + i * 7) & 0xff;
+  return bytes;
+}
+
+function expectPattern(bytes: unknown, index: number, length: number): void {
+  expect(bytes, `message ${index}`).to.be.instanceOf(Uint8Array);
+  const received = bytes as Uint8Array;
+  expect(received.byteLength, `length of message ${index}`).to.equal(length);
+  for (let i = 0; i < length; i += 1) {
+    if (received[i] !== ((index * 31 + i * 7) & 0xff)) throw new Error(`message ${index} (${length} bytes) differs at byte ${i}`);
+  }
+}
+
+/** The shm device that serves the endpoint of group rank `peer`. */
+function shmDeviceTowards(master: ColGroupMaster, endpoint: number): ShmDevice {
+  const device = master.engine.deviceOf(endpoint);
+  if (!(device instanceof ShmDevice)) throw new Error(`endpoint ${endpoint} is served by ${device?.name ?? 'nothing'}, not shm`);
+  return device;
+}
+
+export interface FloodReport {
+  readonly messages: number;
+  readonly bytes: number;
+  readonly stats: ShmStats;
+  readonly receiveWindow: number;
+}
+
+/**
+ * Rank 0 sends `bytes` in messages of random sizes (up to 200 KiB, eager and rendezvous alike) to
+ * rank 1, whose thread is blocked for `blockMs` (its rings are not read at all); rank 1 then takes
+ * them all and checks each. Rank 0 reports its device's counters.
+ */
+export function blockedReceiver(master: ColGroupMaster, bytes: number, blockMs: number): Body<FloodReport | number> {
+  return async (member, group, rank) => {
+    const next = random(7);
+    const sizes: number[] = [];
+    for (let total = 0; total < bytes; total += sizes[sizes.length - 1] as number) sizes.push(Math.floor(next() * 200 * 1024));
+    if (rank === 0) {
+      const device = shmDeviceTowards(master, group.endpointOf(1));
+      await member.barrier(group);
+      await Promise.all(sizes.map((size, index) => member.sendAsync(group, pattern(index, size), 1)));
+      await member.barrier(group);
+      return { messages: sizes.length, bytes, stats: { ...device.stats }, receiveWindow: master.config.receiveWindow };
+    }
+    await member.barrier(group);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, blockMs);
+    for (const [index, size] of sizes.entries()) expectPattern(await member.receive(group, 0), index, size);
+    await member.barrier(group);
+    return sizes.length;
+  };
+}
+
+/**
+ * `count` messages from rank 0 to rank 1 of sizes at and around the ring's capacity, half of it,
+ * the copy limit, the eager limit and the ring's alignment (± 24 bytes), and random sizes beyond;
+ * through sendAsync and sendSync in turn. Returns how many arrived intact.
+ */
+export function sizesAroundBoundaries(master: ColGroupMaster, count: number): Body<number> {
+  return async (member, group, rank) => {
+    const peer = group.endpointOf(rank ^ 1);
+    const device = shmDeviceTowards(master, peer);
+    const ring = master.config.shmRingBytes;
+    const boundaries = [0, 8, 64, ring / 2, ring, 2 * ring, device.copyLimit, master.config.eagerLimit];
+    const next = random(11);
+    const sizes = Array.from({ length: count }, (_, index) => {
+      if (index % 2 === 1) return Math.floor(next() * 3 * ring);
+      const boundary = boundaries[Math.floor(next() * boundaries.length)] as number;
+      return Math.max(0, boundary + Math.floor(next() * 49) - 24);
+    });
+    if (rank === 0) {
+      for (const [index, size] of sizes.entries()) {
+        if (index % 2 === 0) await member.sendAsync(group, pattern(index, size), 1);
+        else await member.sendSync(group, pattern(index, size), 1);
+      }
+      return count;
+    }
+    for (const [index, size] of sizes.entries()) expectPattern(await member.receive(group, 0), index, size);
+    return count;
+  };
+}

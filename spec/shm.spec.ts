@@ -1,0 +1,52 @@
+/**
+ * The shared-memory device's own duties, in real jobs between two threads of a process and
+ * between two processes: a full ring holds its sender and loses nothing, frames of every size
+ * around its boundaries arrive intact, and without the addon processes fall back to TCP while
+ * threads keep their rings. (Every call and collective over shm: devices.spec.ts; a peer killed
+ * on shm: jobs.spec.ts.)
+ */
+import { expect } from 'chai';
+import { runScenario } from './harness.js';
+import type { FloodReport } from './scenarios/rings.js';
+
+const RING = 64 * 1024;
+const SMALL_RINGS = { CCJS_TRANSPORT: 'shm', CCJS_SHM_RING_BYTES: String(RING) };
+
+for (const { processes, threads, between } of [
+  { processes: 1, threads: 2, between: 'two threads' },
+  { processes: 2, threads: 1, between: 'two processes' },
+] as const) {
+  describe(`shm rings between ${between}`, function () {
+    it('hold a sender whose receiver is blocked, within its window, and lose nothing', async function () {
+      const bytes = 16 * 1024 * 1024;
+      const results = (await runScenario(processes, threads, 'blockedReceiver', { bytes, blockMs: 1000 }, SMALL_RINGS)).results as [[FloodReport], [number]];
+      const report = results[0][0];
+      expect(results[1][0]).to.equal(report.messages);
+      // The ring filled and the rest waited at the sender, never more than the receiver's window.
+      expect(report.stats.ringFull).to.be.above(0);
+      expect(report.stats.queuedHighWater).to.be.above(RING);
+      expect(report.stats.queuedHighWater).to.be.at.most(report.receiveWindow);
+      expect(report.stats.queuedBytes).to.equal(0);
+    });
+
+    it('carry 1,000 messages of sizes around the ring, copy and eager boundaries intact', async function () {
+      const results = (await runScenario(processes, threads, 'boundaries', { count: 1000 }, SMALL_RINGS)).results as number[][];
+      expect(results).to.deep.equal([[1000], [1000]]);
+    });
+  });
+}
+
+describe('shm without the addon (CCJS_NO_NATIVE_SHM=1)', function () {
+  it('serves processes with TCP after one warning per process, and threads still with shm', async function () {
+    const env = { CCJS_NO_NATIVE_SHM: '1', CCJS_TRANSPORT: 'auto' };
+    const { results: tables, stderr } = await runScenario(2, 2, 'devices', {}, env);
+    for (const table of tables as string[]) {
+      expect(table).to.match(/shm \(same process\)/);
+      expect(table.match(/tcp \(same host\)/g), table).to.have.lengthOf(2);
+      expect(table).not.to.match(/shm \(same host\)/);
+    }
+    expect(stderr.match(/shared-memory addon is switched off/g), stderr).to.have.lengthOf(2);
+    const { results } = await runScenario(2, 2, 'payloads', {}, env);
+    expect(results).to.have.lengthOf(4);
+  });
+});

@@ -1,0 +1,38 @@
+/**
+ * The shared-memory addon (native/shm.cc), when it is built: memory mapped by processes of one
+ * host, and doorbells across them. Without it, shared memory serves threads of one process only.
+ * CCJS_NO_NATIVE_SHM=1 acts as if it were not built (to test the fallback).
+ */
+import { createRequire } from 'node:module';
+
+export interface Waiter {
+  /** Sleep until the word stops holding SLEEPING, then call back once. */
+  arm(): void;
+  close(): void;
+}
+
+export interface ShmNative {
+  /** A SharedArrayBuffer over segment `name` (created with `bytes`, or opened: then at least `bytes`). */
+  open(name: string, bytes: number, create: boolean): SharedArrayBuffer;
+  unlink(name: string): boolean;
+  /** Wakes whoever sleeps on the Int32 at `byteOffset` (a futex wake: works across processes). */
+  ring(buffer: SharedArrayBuffer, byteOffset: number): void;
+  Waiter: new (buffer: SharedArrayBuffer, byteOffset: number, callback: () => void) => Waiter;
+}
+
+let loaded: ShmNative | string | undefined;
+
+/** The addon, or why it cannot be had. */
+export function shmNative(): ShmNative | string {
+  if (loaded !== undefined) return loaded;
+  if (process.env.CCJS_NO_NATIVE_SHM === '1') {
+    loaded = 'the shared-memory addon is switched off (CCJS_NO_NATIVE_SHM=1)';
+    return loaded;
+  }
+  try {
+    loaded = createRequire(import.meta.url)('../../../build/Release/ccjs_shm.node') as ShmNative;
+  } catch (error) {
+    loaded = `the shared-memory addon is not built (${(error as Error).message.split('\n')[0]}); build it with 'npm rebuild ccjs' (needs g++, make and python3)`;
+  }
+  return loaded;
+}

@@ -1,0 +1,125 @@
+/**
+ * A single-producer single-consumer byte ring in shared memory, lock-free: the producer owns the
+ * head (bytes written), the consumer the tail (bytes read), each on its own cache line; both are
+ * u32 counters that wrap, so their difference is what the ring holds. What goes through it is a
+ * byte stream of frames (transport/stream.ts), each padded to 8 bytes: a small frame is written
+ * whole when it fits, a large one in pieces as the consumer makes room (pipelined), and one that
+ * does not fit waits at the producer. Nothing is dropped and the ring never grows.
+ */
+import { writeBinary, viewBytes } from '../../src/serialization/typed-arrays.js';
+import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
+
+/** Header bytes before a ring's data: three cache-line-separated words and room to spare. */
+export const RING_HEADER_BYTES = 256;
+/** Int32 indexes of the header words. */
+const HEAD = 0;
+const TAIL = 16;
+const PRODUCER_WAITING = 32;
+
+/** Frames on a ring are padded to this many bytes, so that small bodies are read in place. */
+export const RING_ALIGNMENT = 8;
+
+export function ringBytes(capacity: number): number {
+  return RING_HEADER_BYTES + capacity;
+}
+
+export class Ring {
+  private readonly words: Int32Array;
+  /** The data area as a Buffer (for the stream reader and writer). */
+  readonly data: Buffer;
+  private readonly mask: number;
+  /** The producer's own head, or the head the consumer last read. */
+  private head: number;
+  private tail: number;
+
+  constructor(
+    buffer: SharedArrayBuffer,
+    offset: number,
+    readonly capacity: number,
+  ) {
+    if ((capacity & (capacity - 1)) !== 0 || capacity < 4096) throw new RangeError(`ring capacity ${capacity} is not a power of two of at least 4096 bytes`);
+    this.words = new Int32Array(buffer, offset, RING_HEADER_BYTES / 4);
+    this.data = Buffer.from(buffer, offset + RING_HEADER_BYTES, capacity);
+    this.mask = capacity - 1;
+    this.head = Atomics.load(this.words, HEAD) >>> 0;
+    this.tail = Atomics.load(this.words, TAIL) >>> 0;
+  }
+
+  // ---- producer ----
+
+  /** Bytes the producer may write now. */
+  room(): number {
+    this.tail = Atomics.load(this.words, TAIL) >>> 0;
+    return this.capacity - ((this.head - this.tail) >>> 0);
+  }
+
+  /** Bytes from the write position to the end of the data area. */
+  private contiguous(): number {
+    return this.capacity - (this.head & this.mask);
+  }
+
+  /** Where the next byte goes, when `bytes` of them fit without wrapping; -1 otherwise. */
+  reserve(bytes: number): number {
+    return this.contiguous() >= bytes ? this.head & this.mask : -1;
+  }
+
+  /** Copies `bytes` (at most room()) into the ring, wrapping as needed; not yet visible to the consumer. */
+  put(bytes: Uint8Array): void {
+    const first = Math.min(bytes.byteLength, this.contiguous());
+    this.data.set(first === bytes.byteLength ? bytes : bytes.subarray(0, first), this.head & this.mask);
+    if (first < bytes.byteLength) this.data.set(bytes.subarray(first), 0);
+    this.head = (this.head + bytes.byteLength) >>> 0;
+  }
+
+  /** Copies a binary value; written in place (as its own type) when it does not wrap. */
+  putBinary(value: BinaryValue): void {
+    const at = this.reserve(value.byteLength);
+    if (at < 0) {
+      this.put(viewBytes(value));
+      return;
+    }
+    writeBinary(this.data, at, value);
+    this.head = (this.head + value.byteLength) >>> 0;
+  }
+
+  /** Marks `bytes` written in place at reserve()'s offset. */
+  advance(bytes: number): void {
+    this.head = (this.head + bytes) >>> 0;
+  }
+
+  /** Makes what was written visible to the consumer. */
+  publish(): void {
+    Atomics.store(this.words, HEAD, this.head | 0);
+  }
+
+  /** The producer waits for room: the consumer rings it once it has read (checked again after, for a race). */
+  setProducerWaiting(waiting: boolean): void {
+    Atomics.store(this.words, PRODUCER_WAITING, waiting ? 1 : 0);
+  }
+
+  // ---- consumer ----
+
+  /** Feeds what the producer has published to `read` (one or two contiguous pieces), then frees it; returns the bytes. */
+  consume(read: (data: Buffer, start: number, end: number) => void): number {
+    const head = Atomics.load(this.words, HEAD) >>> 0;
+    const available = (head - this.tail) >>> 0;
+    if (available === 0) return 0;
+    const start = this.tail & this.mask;
+    const first = Math.min(available, this.capacity - start);
+    read(this.data, start, start + first);
+    if (first < available) read(this.data, 0, available - first);
+    this.tail = head;
+    Atomics.store(this.words, TAIL, head | 0);
+    return available;
+  }
+
+  /** True (once) when the producer said it waits for room. */
+  takeProducerWaiting(): boolean {
+    return Atomics.load(this.words, PRODUCER_WAITING) === 1 && Atomics.compareExchange(this.words, PRODUCER_WAITING, 1, 0) === 1;
+  }
+
+  /** The consumer's view: is there anything to read? (No side effects.) */
+  hasData(): boolean {
+    return Atomics.load(this.words, HEAD) >>> 0 !== this.tail;
+  }
+}

@@ -1,0 +1,520 @@
+/**
+ * The shared-memory device: endpoints of one host, threads of one process and processes alike.
+ * Each ordered pair of endpoints has a ring (ring.ts) in the receiver's memory: between threads
+ * the process's thread memory (a SharedArrayBuffer the main thread made), between processes the
+ * receiver's segment (native/shm.cc maps it into both). A frame goes into the ring as bytes and
+ * the receiver's polling copies it out (transport/stream.ts); a large frame flows through in
+ * pieces, and a frame that finds the ring full waits at the sender, in order.
+ *
+ * Waiting: the engine's progress engine polls this device while a call waits (spinning); when it
+ * stops, the device says it sleeps (its doorbell word holds SLEEPING) and blocks without blocking
+ * the event loop: Atomics.waitAsync on the thread doorbell, a native waiter thread on the segment's
+ * (Atomics.notify does not cross processes). A sender rings only a sleeping receiver, so the fast
+ * path makes no system call. Whenever the device was polled it goes back to sleep once the event
+ * loop is idle. A peer process that dies is found by a pid check, without relying on it.
+ */
+import fs from 'node:fs';
+import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
+import { copyBodies, FrameType } from '../../src/engine/frame.js';
+import type { Frame } from '../../src/engine/frame.js';
+import { progressEngine } from '../../src/engine/progress.js';
+import type { PollingDevice } from '../../src/engine/progress.js';
+import { Queue } from '../../src/engine/matching.js';
+import { viewBytes } from '../../src/serialization/typed-arrays.js';
+import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
+import { FrameReader, carriedBytes, prefixBytes, writePrefix } from '../stream.js';
+import { RING_ALIGNMENT, Ring } from './ring.js';
+import { SEGMENT, SEGMENT_BELL_OFFSET, SEGMENT_MAGIC, segmentBytes, segmentRingOffset, threadBellIndex, threadRingOffset } from './layout.js';
+import type { ShmNative } from './native.js';
+import type { ThreadMemory } from '../../src/threads.js';
+
+const AWAKE = 0;
+const SLEEPING = 1;
+
+export interface ShmDeviceOptions {
+  readonly rank: number;
+  readonly processRank: number;
+  readonly threadRank: number;
+  readonly threadCount: number;
+  /** Data bytes of each ring in this endpoint's segment (a power of two). */
+  readonly ringCapacity: number;
+  readonly timeoutMs: number;
+  /** The addon, for peers in other processes; undefined: threads of this process only. */
+  readonly native: ShmNative | undefined;
+  /** This process's thread memory, when its threads were started by ccjs (made once the job's coordinator is known). */
+  readonly threads: () => ThreadMemory | undefined;
+}
+
+/** The record an endpoint publishes for this device. */
+export interface ShmAddress {
+  readonly pid: number;
+  readonly processRank: number;
+  readonly threadRank: number;
+  /** The endpoint's segment, for senders in other processes (none without the addon). */
+  readonly segment: string | undefined;
+}
+
+function parseShmAddress(record: unknown, rank: number): ShmAddress {
+  const { pid, processRank, threadRank, segment } = (record ?? {}) as { pid?: unknown; processRank?: unknown; threadRank?: unknown; segment?: unknown };
+  // The coordinator's msgpack turns an absent segment into null.
+  if (typeof pid !== 'number' || typeof processRank !== 'number' || typeof threadRank !== 'number' || (segment !== undefined && segment !== null && typeof segment !== 'string')) {
+    throw new ConfigError(`endpoint ${rank} published no usable shm address (${JSON.stringify(record)})`);
+  }
+  return { pid, processRank, threadRank, segment: typeof segment === 'string' ? segment : undefined };
+}
+
+/** Counters a test or a benchmark may read. */
+export interface ShmStats {
+  /** Times a frame found its ring full and waited at this sender. */
+  ringFull: number;
+  /** Bytes of frames waiting at this sender for ring room, now, and the most that ever were. */
+  queuedBytes: number;
+  queuedHighWater: number;
+}
+
+/** A frame on its way into a full ring: the part written so far. */
+class Outgoing {
+  /** 0: the prefix, 1..n: the bodies, n + 1: the padding. */
+  stage = 0;
+  offset = 0;
+  prefix: Buffer | undefined;
+  done = false;
+
+  constructor(
+    readonly frame: Frame,
+    public releasable: Releasable | undefined,
+  ) {}
+}
+
+/** This endpoint and one peer: the ring it writes into, the ring it reads from, and how to wake the peer. */
+class Link {
+  readonly outbox = new Queue<Outgoing>();
+  readonly reader: FrameReader;
+  readonly read: (data: Buffer, start: number, end: number) => void;
+
+  constructor(
+    readonly peer: number,
+    readonly outgoing: Ring,
+    readonly incoming: Ring,
+    /** Rings the peer's doorbell if it sleeps. */
+    readonly wake: () => void,
+    /** The peer's process id, for peers in other processes (checked for life). */
+    readonly pid: number | undefined,
+    deliver: (frame: Frame) => void,
+  ) {
+    this.reader = new FrameReader({ frame: deliver, hello: () => undefined }, RING_ALIGNMENT);
+    this.read = (data, start, end) => this.reader.feed(data, start, end);
+  }
+}
+
+/** A doorbell word this endpoint sleeps on, and how it blocks on it. */
+interface Bell {
+  readonly words: Int32Array;
+  readonly index: number;
+  /** Blocks (without blocking the event loop) until rung, then calls woken(); at most one block at a time. */
+  block(): void;
+  close(): void;
+}
+
+export class ShmDevice implements Device, PollingDevice {
+  readonly name = 'shm';
+  readonly copyLimit = 64 * 1024;
+  readonly address: ShmAddress;
+  readonly stats: ShmStats = { ringFull: 0, queuedBytes: 0, queuedHighWater: 0 };
+  private host: DeviceHost | undefined;
+  private readonly links: (Link | undefined)[] = [];
+  private active: Link[] = [];
+  private readonly bells: Bell[] = [];
+  private armed = false;
+  private rearmScheduled = false;
+  private polling = false;
+  private segmentName: string | undefined;
+  private unlinked = true;
+  private lifeCheck: NodeJS.Timeout | undefined;
+  private delivered = 0;
+
+  constructor(private readonly options: ShmDeviceOptions) {
+    const segment = options.native ? `/ccjs-${process.pid}-${Math.random().toString(36).slice(2, 10)}-${options.rank}` : undefined;
+    this.address = { pid: process.pid, processRank: options.processRank, threadRank: options.threadRank, segment };
+    if (options.native) removeStaleSegments(options.native);
+  }
+
+  /** Maps the rings of every peer; between processes through segments that are unlinked once all have mapped them. */
+  async connect(peers: readonly DevicePeer[], host: DeviceHost): Promise<void> {
+    if (peers.length === 0) return;
+    this.host = host;
+    const others = peers.map((peer) => ({ rank: peer.rank, address: parseShmAddress(peer.address, peer.rank) }));
+    const siblings = others.filter((peer) => peer.address.processRank === this.options.processRank);
+    const strangers = others.filter((peer) => peer.address.processRank !== this.options.processRank);
+    if (siblings.length > 0) this.connectThreads(siblings);
+    if (strangers.length > 0) await this.connectProcesses(strangers);
+    this.active = this.links.filter((link): link is Link => link !== undefined);
+    progressEngine.register(this);
+    this.arm();
+  }
+
+  private connectThreads(siblings: readonly { rank: number; address: ShmAddress }[]): void {
+    const memory = this.options.threads();
+    if (memory === undefined) throw new ConfigError(`shm between threads of process ${this.options.processRank}: these threads were not started by ccjs (threads option or CCJS_THREADS), so they share no ring memory`);
+    const threads = this.options.threadCount;
+    const capacity = memory.ringCapacity;
+    const words = new Int32Array(memory.buffer);
+    const me = this.options.threadRank;
+    for (const { rank, address } of siblings) {
+      const them = address.threadRank;
+      const outgoing = new Ring(memory.buffer, threadRingOffset(threads, capacity, me, them), capacity);
+      const incoming = new Ring(memory.buffer, threadRingOffset(threads, capacity, them, me), capacity);
+      const bell = threadBellIndex(them);
+      const wake = () => {
+        if (Atomics.load(words, bell) === SLEEPING && Atomics.compareExchange(words, bell, SLEEPING, AWAKE) === SLEEPING) Atomics.notify(words, bell);
+      };
+      this.links[rank] = new Link(rank, outgoing, incoming, wake, undefined, (frame) => this.arrived(rank, frame));
+    }
+    this.bells.push(this.threadBell(words, threadBellIndex(me)));
+  }
+
+  private threadBell(words: Int32Array, index: number): Bell {
+    let blocked = false;
+    let closed = false;
+    return {
+      words,
+      index,
+      block: () => {
+        if (blocked || closed) return;
+        const wait = Atomics.waitAsync(words, index, SLEEPING);
+        if (!wait.async) {
+          // A sender rang between our last look and now: look again, without recursing into arm().
+          queueMicrotask(() => this.woken());
+          return;
+        }
+        blocked = true;
+        void wait.value.then(() => {
+          blocked = false;
+          if (!closed) this.woken();
+        });
+      },
+      close: () => {
+        closed = true;
+        // Lets an outstanding wait end (it finds the device closed).
+        Atomics.notify(words, index);
+      },
+    };
+  }
+
+  private async connectProcesses(strangers: readonly { rank: number; address: ShmAddress }[]): Promise<void> {
+    const native = this.options.native;
+    const name = this.address.segment;
+    if (native === undefined || name === undefined) throw new ConfigError('shm between processes needs the shared-memory addon');
+    const capacity = this.options.ringCapacity;
+    const senders = strangers.map((peer) => peer.rank).sort((a, b) => a - b);
+    const deadline = Date.now() + this.options.timeoutMs;
+    // Our segment: one ring per sender of another process.
+    const own = native.open(name, segmentBytes(senders.length, capacity), true);
+    this.segmentName = name;
+    this.unlinked = false;
+    // Should this process end before every sender has mapped it, the name goes with it.
+    const unlinkAtExit = () => this.unlink();
+    process.once('exit', unlinkAtExit);
+    const ownWords = new Int32Array(own);
+    senders.forEach((rank, index) => (ownWords[SEGMENT.ranks + index] = rank));
+    ownWords[SEGMENT.senders] = senders.length;
+    ownWords[SEGMENT.capacity] = capacity;
+    ownWords[SEGMENT.magic] = SEGMENT_MAGIC;
+    Atomics.store(ownWords, SEGMENT.ready, 1);
+    try {
+      // Theirs: map it, find our ring by our rank in its table, count ourselves in.
+      for (const { rank, address } of strangers) {
+        if (address.segment === undefined) throw new ConfigError(`endpoint ${rank} has no shm segment (its shared-memory addon is not available)`);
+        const theirs = await openWhenReady(native, address.segment, deadline, rank);
+        const theirWords = new Int32Array(theirs);
+        const theirSenders = theirWords[SEGMENT.senders] as number;
+        const theirCapacity = theirWords[SEGMENT.capacity] as number;
+        const index = Array.from(theirWords.subarray(SEGMENT.ranks, SEGMENT.ranks + theirSenders)).indexOf(this.options.rank);
+        if (index < 0) throw new TransportError(`endpoint ${rank}'s shm segment has no ring for endpoint ${this.options.rank}: the endpoints disagree on which pairs use shm (give them the same configuration)`);
+        const outgoing = new Ring(theirs, segmentRingOffset(theirSenders, theirCapacity, index), theirCapacity);
+        const incoming = new Ring(own, segmentRingOffset(senders.length, capacity, senders.indexOf(rank)), capacity);
+        Atomics.add(theirWords, SEGMENT.mapped, 1);
+        const wake = () => {
+          if (Atomics.load(theirWords, SEGMENT.bell) === SLEEPING && Atomics.compareExchange(theirWords, SEGMENT.bell, SLEEPING, AWAKE) === SLEEPING) native.ring(theirs, SEGMENT_BELL_OFFSET);
+        };
+        this.links[rank] = new Link(rank, outgoing, incoming, wake, address.pid, (frame) => this.arrived(rank, frame));
+      }
+      // Once every sender has mapped ours, its name can go: nothing is left in /dev/shm, whatever happens later.
+      while (Atomics.load(ownWords, SEGMENT.mapped) < senders.length) {
+        if (Date.now() > deadline) {
+          throw new TimeoutError(`shm device of endpoint ${this.options.rank}: ${senders.length - Atomics.load(ownWords, SEGMENT.mapped)} of its senders did not map its segment within ${this.options.timeoutMs} ms`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    } finally {
+      this.unlink();
+      process.off('exit', unlinkAtExit);
+    }
+    this.bells.push(this.segmentBell(native, own));
+    this.lifeCheck = setInterval(() => this.checkLives(), Math.max(50, Math.min(1000, this.options.timeoutMs / 4)));
+    this.lifeCheck.unref();
+  }
+
+  private segmentBell(native: ShmNative, segment: SharedArrayBuffer): Bell {
+    let blocked = false;
+    const waiter = new native.Waiter(segment, SEGMENT_BELL_OFFSET, () => {
+      blocked = false;
+      this.woken();
+    });
+    return {
+      words: new Int32Array(segment),
+      index: SEGMENT.bell,
+      block: () => {
+        if (blocked) return;
+        blocked = true;
+        waiter.arm();
+      },
+      close: () => waiter.close(),
+    };
+  }
+
+  send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean {
+    const link = this.links[peer];
+    if (link === undefined) throw new TransportError(`shm device of endpoint ${this.options.rank}: no ring to endpoint ${peer}`);
+    if (link.outbox.length === 0 && this.writeWhole(link.outgoing, frame)) {
+      link.outgoing.publish();
+      link.wake();
+      return true;
+    }
+    const outgoing = new Outgoing(frame, undefined);
+    link.outbox.push(outgoing);
+    this.stats.queuedBytes += carriedBytes(frame);
+    this.stats.queuedHighWater = Math.max(this.stats.queuedHighWater, this.stats.queuedBytes);
+    this.flush(link);
+    if (outgoing.done) return true;
+    if (releasable === undefined) {
+      // The caller may reuse its buffers now: the rest goes out of copies.
+      copyBodies(frame);
+      return true;
+    }
+    outgoing.releasable = releasable;
+    return false;
+  }
+
+  /** Writes a frame whole, if the ring has room for all of it now. */
+  private writeWhole(ring: Ring, frame: Frame): boolean {
+    const prefix = prefixBytes(frame);
+    const carried = carriedBytes(frame);
+    const total = padded(prefix + carried);
+    if (ring.room() < total) return false;
+    const at = ring.reserve(prefix);
+    if (at >= 0) {
+      writePrefix(ring.data, at, frame);
+      ring.advance(prefix);
+    } else {
+      const scratch = Buffer.allocUnsafe(prefix);
+      writePrefix(scratch, 0, frame);
+      ring.put(scratch);
+    }
+    for (const body of frame.bodies) ring.putBinary(body);
+    ring.advance(total - prefix - carried);
+    return true;
+  }
+
+  /** Writes as much of the link's queue as the ring takes, in order; makes it visible and wakes the peer. */
+  private flush(link: Link): void {
+    const ring = link.outgoing;
+    while (link.outbox.length > 0) {
+      const item = link.outbox.at(0);
+      const whole = item.stage === 0 && item.offset === 0 && this.writeWhole(ring, item.frame);
+      if (!whole && !this.writeSome(ring, item)) {
+        // Full: tell the reader, then look again in case it made room in between.
+        this.stats.ringFull += 1;
+        ring.setProducerWaiting(true);
+        if (ring.room() === 0) break;
+        ring.setProducerWaiting(false);
+        continue;
+      }
+      link.outbox.shift();
+      this.stats.queuedBytes -= carriedBytes(item.frame);
+      item.done = true;
+      item.releasable?.released();
+    }
+    ring.publish();
+    link.wake();
+  }
+
+  /** Streams a frame into the ring, piece by piece; true once all of it is in, false when the ring is full. */
+  private writeSome(ring: Ring, item: Outgoing): boolean {
+    const { frame } = item;
+    const bodies = frame.bodies.length;
+    const unpadded = prefixBytes(frame) + carriedBytes(frame);
+    while (item.stage <= bodies + 1) {
+      let source: Uint8Array | undefined;
+      if (item.stage === 0) {
+        if (item.prefix === undefined) {
+          item.prefix = Buffer.allocUnsafe(prefixBytes(frame));
+          writePrefix(item.prefix, 0, frame);
+        }
+        source = item.prefix;
+      } else if (item.stage <= bodies) {
+        source = viewBytes(frame.bodies[item.stage - 1] as ArrayBufferView);
+      }
+      const length = source === undefined ? padded(unpadded) - unpadded : source.byteLength;
+      const remaining = length - item.offset;
+      if (remaining > 0) {
+        const take = Math.min(ring.room(), remaining);
+        if (take === 0) return false;
+        if (source !== undefined) ring.put(source.subarray(item.offset, item.offset + take));
+        else ring.advance(take);
+        item.offset += take;
+        if (take < remaining) continue;
+      }
+      item.stage += 1;
+      item.offset = 0;
+    }
+    return true;
+  }
+
+  /** Moves everything that arrived into the engine and what waits to go out into the rings. */
+  progress(): number {
+    if (this.polling) return 0;
+    this.polling = true;
+    this.delivered = 0;
+    try {
+      if (this.armed) this.disarm();
+      for (let i = 0; i < this.active.length; i += 1) {
+        const link = this.active[i] as Link;
+        if (link.incoming.consume(link.read) > 0 && link.incoming.takeProducerWaiting()) link.wake();
+        if (link.outbox.length > 0) this.flush(link);
+      }
+    } finally {
+      this.polling = false;
+    }
+    return this.delivered;
+  }
+
+  /** A spin found nothing: sleep until a sender rings. */
+  sleep(): void {
+    this.arm();
+  }
+
+  private arrived(peer: number, frame: Frame): void {
+    this.delivered += 1;
+    this.host?.deliver(peer, frame);
+    // The peer closed on purpose (the engine saw its Goodbye first): its rings go silent.
+    if (frame.type === FrameType.Goodbye) this.host?.lost(peer, new TransportError('closed'));
+  }
+
+  /** Stops sleeping while polled; goes back to sleep when the event loop is next idle. */
+  private disarm(): void {
+    this.armed = false;
+    for (const bell of this.bells) Atomics.store(bell.words, bell.index, AWAKE);
+    if (this.rearmScheduled) return;
+    this.rearmScheduled = true;
+    setImmediate(() => {
+      this.rearmScheduled = false;
+      if (!this.armed) this.arm();
+    });
+  }
+
+  /**
+   * Says it sleeps, looks once more (a sender may have written, or a reader made room for our
+   * queued output, just before), then blocks.
+   */
+  private arm(): void {
+    if (this.host === undefined) return;
+    this.armed = true;
+    for (const bell of this.bells) Atomics.store(bell.words, bell.index, SLEEPING);
+    if (this.active.some((link) => link.incoming.hasData() || (link.outbox.length > 0 && link.outgoing.room() > 0))) {
+      this.woken();
+      return;
+    }
+    for (const bell of this.bells) bell.block();
+  }
+
+  /** A doorbell rang (or data was found while arming). */
+  private woken(): void {
+    this.progress();
+    if (!this.armed && !this.rearmScheduled) this.arm();
+  }
+
+  /** A peer process that is gone is lost, whatever else knows it. */
+  private checkLives(): void {
+    for (const link of this.active) {
+      if (link.pid === undefined) continue;
+      try {
+        process.kill(link.pid, 0);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ESRCH') this.host?.lost(link.peer, new TransportError(`its process (pid ${link.pid}) is gone`));
+      }
+    }
+  }
+
+  disconnect(peer: number): void {
+    if (this.links[peer] === undefined) return;
+    this.links[peer] = undefined;
+    this.active = this.active.filter((link) => link.peer !== peer);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.lifeCheck);
+    progressEngine.unregister(this);
+    // Data still queued for the rings goes out first (its senders returned long ago).
+    const deadline = Date.now() + this.options.timeoutMs;
+    while (this.active.some((link) => link.outbox.length > 0) && Date.now() < deadline) {
+      this.progress();
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    for (const bell of this.bells) bell.close();
+    this.bells.length = 0;
+    this.active = [];
+    this.links.length = 0;
+    this.host = undefined;
+    this.unlink();
+  }
+
+  private unlink(): void {
+    if (this.unlinked || this.segmentName === undefined) return;
+    this.unlinked = true;
+    this.options.native?.unlink(this.segmentName);
+  }
+}
+
+function padded(bytes: number): number {
+  return Math.ceil(bytes / RING_ALIGNMENT) * RING_ALIGNMENT;
+}
+
+const SEGMENT_NAME = /^ccjs-(\d+)-[a-z0-9]+-\d+$/;
+
+/**
+ * Unlinks segments of ccjs processes that are gone (killed while their job was starting, before
+ * their segment could be unlinked): /dev/shm keeps nothing of a finished job.
+ */
+function removeStaleSegments(native: ShmNative): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync('/dev/shm');
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(SEGMENT_NAME.exec(name)?.[1]);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') native.unlink(`/${name}`);
+    }
+  }
+}
+
+/** Maps a peer's segment once its creator has made and filled it (retrying until `deadline`). */
+async function openWhenReady(native: ShmNative, name: string, deadline: number, rank: number): Promise<SharedArrayBuffer> {
+  for (;;) {
+    try {
+      const buffer = native.open(name, 0, false);
+      const words = new Int32Array(buffer);
+      if (words[SEGMENT.magic] === SEGMENT_MAGIC && Atomics.load(words, SEGMENT.ready) === 1) return buffer;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new TransportError(`cannot map endpoint ${rank}'s shm segment ${name}: ${(error as Error).message}`, { cause: error });
+    }
+    if (Date.now() > deadline) throw new TimeoutError(`endpoint ${rank}'s shm segment ${name} did not appear within the timeout`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * Frames on a byte stream, for the devices that move bytes (a TCP connection, a shared-memory
+ * ring): the prefix a writer puts before the bodies (transport/wire.ts's header and the body
+ * lengths), and a reader that turns arriving bytes back into frames, whatever pieces they come in.
+ * The reader copies each piece straight into the final, separately allocated body buffers, so that
+ * typed arrays are rebuilt over them without further copies; a small typed array is read as its
+ * own type at once, which keeps it on V8's heap.
+ */
+import { Frame, FrameType } from '../src/engine/frame.js';
+import { TransportError } from '../src/errors.js';
+import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, readHeader, readUInt64, writeHeader, writeUInt64 } from './wire.js';
+
+/** A device-level frame: the dialling endpoint introduces itself (source = its rank, payload = job id). */
+export const HELLO_FRAME = LAST_ENGINE_FRAME_TYPE + 1;
+/** More bodies than any message of ours has: a corrupt or hostile frame. */
+const MAX_BODIES = 1 << 16;
+/** A hello's payload is a job id. */
+const MAX_HELLO_BYTES = 4096;
+/** Bodies up to this size are read element by element into a typed array of their own type (on V8's heap). */
+const SMALL_BODY_BYTES = 64;
+
+/** Bytes before a frame's bodies: the header and one u64 length per body. */
+export function prefixBytes(frame: Frame): number {
+  return HEADER_BYTES + 8 * frame.bodies.length;
+}
+
+/** The bytes a frame's bodies occupy (not frame.size: a ReadyToSend announces a size but carries no bodies). */
+export function carriedBytes(frame: Frame): number {
+  return frame.bodies.length === 0 ? 0 : frame.size;
+}
+
+/** Writes the header and the body lengths at `offset`; returns the prefix's length. */
+export function writePrefix(target: Buffer, offset: number, frame: Frame): number {
+  writeHeader(target, offset, frame);
+  let at = offset + HEADER_BYTES;
+  for (const body of frame.bodies) {
+    writeUInt64(target, at, body.byteLength);
+    at += 8;
+  }
+  return at - offset;
+}
+
+/** A hello frame's bytes. */
+export function helloBytes(rank: number, payload: Uint8Array): Buffer {
+  const buffer = Buffer.allocUnsafe(HEADER_BYTES + payload.byteLength);
+  writeHeader(buffer, 0, new Frame(HELLO_FRAME as FrameType, 0, 0, rank, 0, 0, 0, 0, 0, 0, [], payload.byteLength));
+  buffer.set(payload, HEADER_BYTES);
+  return buffer;
+}
+
+export interface FrameHandler {
+  frame(frame: Frame): void;
+  hello(rank: number, payload: Buffer): void;
+}
+
+type ReadState =
+  | { step: 'header' }
+  | { step: 'lengths'; frame: Frame; count: number }
+  | { step: 'bodies'; frame: Frame; lengths: number[]; index: number }
+  | { step: 'padding'; frame: Frame | undefined }
+  | { step: 'hello'; rank: number };
+
+const HEADER_STATE: ReadState = { step: 'header' };
+
+/** Reads small typed arrays of each type code (the order of typed-arrays.ts) from a Buffer, element by element. */
+const SMALL_READERS: readonly ((source: Buffer, offset: number, length: number) => ArrayBufferView)[] = [
+  (s, o, n) => fill(new Int8Array(n), (i) => s.readInt8(o + i)),
+  (s, o, n) => fill(new Uint8Array(n), (i) => s[o + i] as number),
+  (s, o, n) => fill(new Uint8ClampedArray(n), (i) => s[o + i] as number),
+  (s, o, n) => fill(new Int16Array(n / 2), (i) => s.readInt16LE(o + 2 * i)),
+  (s, o, n) => fill(new Uint16Array(n / 2), (i) => s.readUInt16LE(o + 2 * i)),
+  (s, o, n) => fill(new Int32Array(n / 4), (i) => s.readInt32LE(o + 4 * i)),
+  (s, o, n) => fill(new Uint32Array(n / 4), (i) => s.readUInt32LE(o + 4 * i)),
+  (s, o, n) => fill(new Float32Array(n / 4), (i) => s.readFloatLE(o + 4 * i)),
+  (s, o, n) => fill(new Float64Array(n / 8), (i) => s.readDoubleLE(o + 8 * i)),
+  (s, o, n) => fill(new BigInt64Array(n / 8), (i) => s.readBigInt64LE(o + 8 * i)),
+  (s, o, n) => fill(new BigUint64Array(n / 8), (i) => s.readBigUInt64LE(o + 8 * i)),
+];
+
+function fill<A extends { length: number; [index: number]: number | bigint }>(array: A, element: (index: number) => A[number]): A {
+  for (let i = 0; i < array.length; i += 1) array[i] = element(i);
+  return array;
+}
+
+/**
+ * Turns bytes back into frames. `align` > 1: every frame is followed by padding to a multiple of
+ * `align` bytes (the rings keep frames aligned so that small bodies are read in place).
+ */
+export class FrameReader {
+  private state: ReadState = HEADER_STATE;
+  /** The item being filled (header, body lengths, a body, padding or a hello payload) and how full it is. */
+  private target: Uint8Array;
+  private readonly headerScratch = Buffer.allocUnsafe(HEADER_BYTES);
+  private filled = 0;
+  /** Bytes of the current frame so far, for its padding. */
+  private frameBytes = 0;
+  /** The next body is a small typed array, not allocated yet: read it in one go if it is all there. */
+  private smallBodyPending = false;
+
+  constructor(
+    private handler: FrameHandler,
+    private readonly align = 1,
+  ) {
+    this.target = this.headerScratch;
+  }
+
+  setHandler(handler: FrameHandler): void {
+    this.handler = handler;
+  }
+
+  /** True between frames. */
+  get idle(): boolean {
+    return this.state === HEADER_STATE && this.filled === 0;
+  }
+
+  /** Reads `source[start, end)`; throws TransportError for bytes that are no frame of ours. */
+  feed(source: Buffer, start: number, end: number): void {
+    let offset = start;
+    while (offset < end) {
+      const state = this.state;
+      // A whole header in the chunk is read in place, without copying it into the scratch buffer.
+      if (state === HEADER_STATE && this.filled === 0 && end - offset >= HEADER_BYTES) {
+        this.header(source, offset);
+        offset += HEADER_BYTES;
+        continue;
+      }
+      if (this.smallBodyPending) {
+        const { frame, lengths, index } = state as Extract<ReadState, { step: 'bodies' }>;
+        const length = lengths[index] as number;
+        this.smallBodyPending = false;
+        if (end - offset >= length) {
+          // A whole small body of a typed array is read as its own type.
+          frame.bodies[index] = (SMALL_READERS[frame.format] as (typeof SMALL_READERS)[number])(source, offset, length);
+          offset += length;
+          this.frameBytes += length;
+          this.nextBody(frame, lengths, index + 1);
+          continue;
+        }
+        this.allocateBody(frame, index, length);
+      }
+      const take = Math.min(this.target.byteLength - this.filled, end - offset);
+      this.target.set(source.subarray(offset, offset + take), this.filled);
+      this.filled += take;
+      this.frameBytes += take;
+      offset += take;
+      if (this.filled === this.target.byteLength) this.advance();
+    }
+    // A frame may end on a zero-length item: finish it without waiting for more bytes.
+    while (!this.smallBodyPending && this.filled === this.target.byteLength && this.state !== HEADER_STATE) this.advance();
+  }
+
+  /** The current item is full: move the state machine to the next one. */
+  private advance(): void {
+    const state = this.state;
+    switch (state.step) {
+      case 'header':
+        this.header(this.headerScratch, 0);
+        return;
+      case 'lengths': {
+        const bytes = this.target as Buffer;
+        const lengths: number[] = [];
+        let total = 0;
+        for (let i = 0; i < state.count; i += 1) {
+          const length = readUInt64(bytes, 8 * i);
+          total += length;
+          lengths.push(length);
+        }
+        if (total !== state.frame.size) throw new TransportError(`bad frame: bodies of ${total} bytes in a message of ${state.frame.size}`);
+        state.frame.bodies = new Array(state.count);
+        this.nextBody(state.frame, lengths, 0);
+        return;
+      }
+      case 'bodies':
+        this.nextBody(state.frame, state.lengths, state.index + 1);
+        return;
+      case 'padding':
+        this.finish(state.frame);
+        return;
+      case 'hello': {
+        const payload = this.target as Buffer;
+        this.expect(HEADER_STATE, this.headerScratch);
+        this.handler.hello(state.rank, payload);
+        return;
+      }
+    }
+  }
+
+  /** A header is complete in `source` at `offset`. */
+  private header(source: Buffer, offset: number): void {
+    const frame = readHeader(source, offset);
+    const count = bodyCountOf(source, offset);
+    this.frameBytes = HEADER_BYTES;
+    if (frame.type === (HELLO_FRAME as FrameType)) {
+      if (frame.size > MAX_HELLO_BYTES) throw new TransportError(`bad hello: ${frame.size} bytes`);
+      this.expect({ step: 'hello', rank: frame.source }, Buffer.allocUnsafe(frame.size));
+      return;
+    }
+    if (frame.type === FrameType.Eager || frame.type === FrameType.Data) {
+      if (count > MAX_BODIES) throw new TransportError(`bad frame: ${count} bodies`);
+      if (count > 0) {
+        this.expect({ step: 'lengths', frame, count }, Buffer.allocUnsafe(8 * count));
+        return;
+      }
+      if (frame.size !== 0) throw new TransportError(`bad frame: no bodies in a message of ${frame.size} bytes`);
+    } else if (count !== 0) {
+      throw new TransportError(`bad frame: a control frame with ${count} bodies`);
+    }
+    this.pad(frame);
+  }
+
+  private nextBody(frame: Frame, lengths: number[], index: number): void {
+    if (index === lengths.length) {
+      this.pad(frame);
+      return;
+    }
+    const length = lengths[index] as number;
+    this.state = { step: 'bodies', frame, lengths, index };
+    this.filled = 0;
+    if (lengths.length === 1 && frame.format <= 10 && length > 0 && length <= SMALL_BODY_BYTES && length % elementBytes(frame.format) === 0) {
+      this.smallBodyPending = true;
+      return;
+    }
+    this.allocateBody(frame, index, length);
+  }
+
+  private allocateBody(frame: Frame, index: number, length: number): void {
+    const body = freshBytes(length);
+    frame.bodies[index] = body;
+    this.target = body;
+    this.filled = 0;
+  }
+
+  /** The frame is read: skip the padding after it, if any, then hand it over. */
+  private pad(frame: Frame): void {
+    const padding = (this.align - (this.frameBytes % this.align)) % this.align;
+    if (padding === 0) {
+      this.finish(frame);
+      return;
+    }
+    this.expect({ step: 'padding', frame }, this.headerScratch.subarray(0, padding));
+  }
+
+  private finish(frame: Frame | undefined): void {
+    this.expect(HEADER_STATE, this.headerScratch);
+    if (frame !== undefined) this.handler.frame(frame);
+  }
+
+  private expect(state: ReadState, target: Uint8Array): void {
+    this.state = state;
+    this.target = target;
+    this.filled = 0;
+  }
+}
+
+const ELEMENT_BYTES = [1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8];
+
+function elementBytes(code: number): number {
+  return ELEMENT_BYTES[code] as number;
+}
+
+/**
+ * A body buffer of its own (offset 0, so typed arrays fit), not zero-filled: it is about to be
+ * overwritten. Not from Node's shared pool, even for small bodies: a receiver may transfer the
+ * typed array's buffer to a worker, which would detach every other view of a pooled slab.
+ */
+function freshBytes(length: number): Uint8Array {
+  const buffer = Buffer.allocUnsafeSlow(length);
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, length);
+}
