@@ -13,7 +13,7 @@ import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, readHeader, readUInt
 /** A device-level frame: the dialling endpoint introduces itself (source = its rank, payload = job id). */
 export const HELLO_FRAME = LAST_ENGINE_FRAME_TYPE + 1;
 /** More bodies than any message of ours has: a corrupt or hostile frame. */
-const MAX_BODIES = 1 << 16;
+export const MAX_BODIES = 1 << 16;
 /** A hello's payload is a job id. */
 const MAX_HELLO_BYTES = 4096;
 /** Bodies up to this size are read element by element into a typed array of their own type (on V8's heap). */
@@ -263,7 +263,7 @@ function elementBytes(code: number): number {
  * overwritten. Not from Node's shared pool, even for small bodies: a receiver may transfer the
  * typed array's buffer to a worker, which would detach every other view of a pooled slab.
  */
-function freshBytes(length: number): Uint8Array {
+export function freshBytes(length: number): Uint8Array {
   const buffer = Buffer.allocUnsafeSlow(length);
   return new Uint8Array(buffer.buffer, buffer.byteOffset, length);
 }

@@ -67,6 +67,50 @@ export function readHeader(source: Buffer, offset: number): Frame {
   );
 }
 
+/**
+ * The same header through 32-bit words, for memory that both ends share on one host (so byte
+ * order is the host's: a little-endian host lays it out exactly as writeHeader does). `index` is
+ * the header's byte offset / 4. Five word stores beat sixteen Buffer writes several times over.
+ */
+export function writeHeaderWords(words: Uint32Array, index: number, frame: Frame): void {
+  words[index] = MAGIC | (WIRE_VERSION << 8) | (frame.type << 16) | (frame.flags << 24);
+  words[index + 1] = frame.context;
+  words[index + 2] = frame.source;
+  words[index + 3] = frame.destination;
+  words[index + 4] = frame.tag;
+  words[index + 5] = frame.id;
+  words[index + 6] = frame.credit;
+  words[index + 7] = frame.format;
+  words[index + 8] = frame.operation;
+  words[index + 9] = frame.root;
+  words[index + 10] = frame.reduction;
+  words[index + 11] = frame.bodies.length;
+  words[index + 12] = frame.size % TWO_TO_32;
+  words[index + 13] = frame.size / TWO_TO_32;
+}
+
+/** readHeader through 32-bit words (see writeHeaderWords). */
+export function readHeaderWords(words: Uint32Array, index: number): Frame {
+  const first = words[index] as number;
+  if ((first & 0xffff) !== (MAGIC | (WIRE_VERSION << 8))) throw new TransportError(`bad frame: header word 0x${first.toString(16)} has no magic byte 0xcc and version ${WIRE_VERSION}`);
+  return new Frame(
+    ((first >>> 16) & 0xff) as FrameType,
+    first >>> 24,
+    words[index + 1] as number,
+    words[index + 2] as number,
+    words[index + 3] as number,
+    words[index + 4] as number,
+    words[index + 8] as number,
+    words[index + 9] as number,
+    words[index + 10] as number,
+    words[index + 7] as number,
+    NO_BODIES,
+    (words[index + 12] as number) + (words[index + 13] as number) * TWO_TO_32,
+    words[index + 5] as number,
+    words[index + 6] as number,
+  );
+}
+
 export function bodyCountOf(source: Buffer, offset: number): number {
   return source.readUInt32LE(offset + 44);
 }

@@ -1,7 +1,10 @@
 /**
  * A single-producer single-consumer byte ring in shared memory, lock-free: the producer owns the
  * head (bytes written), the consumer the tail (bytes read), each on its own cache line; both are
- * u32 counters that wrap, so their difference is what the ring holds. What goes through it is a
+ * u32 counters that wrap, so their difference is what the ring holds. Each side keeps its own copy
+ * of the other's counter and the consumer publishes its tail only every quarter of the ring (or
+ * when the producer says it waits, or before it sleeps): a cache line crossing cores costs more
+ * than the rest of a small message's trip, so a hop moves as few of them as it can. What goes through it is a
  * byte stream of frames (transport/stream.ts), each padded to 8 bytes: a small frame is written
  * whole when it fits, a large one in pieces as the consumer makes room (pipelined), and one that
  * does not fit waits at the producer. Nothing is dropped and the ring never grows.
@@ -11,10 +14,10 @@ import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
 
 /** Header bytes before a ring's data: three cache-line-separated words and room to spare. */
 export const RING_HEADER_BYTES = 256;
-/** Int32 indexes of the header words. */
+/** Int32 indexes of the header words: the producer's cache line (head, its waiting flag), the consumer's (tail). */
 const HEAD = 0;
+const PRODUCER_WAITING = 1;
 const TAIL = 16;
-const PRODUCER_WAITING = 32;
 
 /** Frames on a ring are padded to this many bytes, so that small bodies are read in place. */
 export const RING_ALIGNMENT = 8;
@@ -25,30 +28,41 @@ export function ringBytes(capacity: number): number {
 
 export class Ring {
   private readonly words: Int32Array;
-  /** The data area as a Buffer (for the stream reader and writer). */
+  /** The data area as a Buffer (for the stream reader and writer), and where it starts in the buffer. */
   readonly data: Buffer;
+  readonly dataOffset: number;
   private readonly mask: number;
   /** The producer's own head, or the head the consumer last read. */
   private head: number;
+  /** The consumer's own tail, or the tail the producer last read. */
   private tail: number;
+  /** The tail the consumer last published. */
+  private publishedTail: number;
+  /** Unpublished bytes read after which the consumer publishes its tail. */
+  private readonly releaseBytes: number;
 
   constructor(
-    buffer: SharedArrayBuffer,
+    readonly buffer: SharedArrayBuffer,
     offset: number,
     readonly capacity: number,
   ) {
     if ((capacity & (capacity - 1)) !== 0 || capacity < 4096) throw new RangeError(`ring capacity ${capacity} is not a power of two of at least 4096 bytes`);
     this.words = new Int32Array(buffer, offset, RING_HEADER_BYTES / 4);
-    this.data = Buffer.from(buffer, offset + RING_HEADER_BYTES, capacity);
+    this.dataOffset = offset + RING_HEADER_BYTES;
+    this.data = Buffer.from(buffer, this.dataOffset, capacity);
     this.mask = capacity - 1;
     this.head = Atomics.load(this.words, HEAD) >>> 0;
     this.tail = Atomics.load(this.words, TAIL) >>> 0;
+    this.publishedTail = this.tail;
+    this.releaseBytes = capacity / 4;
   }
 
   // ---- producer ----
 
-  /** Bytes the producer may write now. */
-  room(): number {
+  /** Bytes the producer may write now: at least `wanted` if the ring has them (its view of the tail is refreshed only when it must be). */
+  room(wanted = this.capacity): number {
+    const room = this.capacity - ((this.head - this.tail) >>> 0);
+    if (room >= wanted) return room;
     this.tail = Atomics.load(this.words, TAIL) >>> 0;
     return this.capacity - ((this.head - this.tail) >>> 0);
   }
@@ -99,7 +113,7 @@ export class Ring {
 
   // ---- consumer ----
 
-  /** Feeds what the producer has published to `read` (one or two contiguous pieces), then frees it; returns the bytes. */
+  /** Feeds what the producer has published to `read` (one or two contiguous pieces); returns the bytes. */
   consume(read: (data: Buffer, start: number, end: number) => void): number {
     const head = Atomics.load(this.words, HEAD) >>> 0;
     const available = (head - this.tail) >>> 0;
@@ -109,12 +123,19 @@ export class Ring {
     read(this.data, start, start + first);
     if (first < available) read(this.data, 0, available - first);
     this.tail = head;
-    Atomics.store(this.words, TAIL, head | 0);
     return available;
   }
 
-  /** True (once) when the producer said it waits for room. */
-  takeProducerWaiting(): boolean {
+  /**
+   * Frees what was read for the producer once a quarter of the ring waits to be freed, or at once
+   * when the producer waits for room (or `now`, before the consumer sleeps); true (once) when the
+   * producer waited: the caller wakes it.
+   */
+  release(now = false): boolean {
+    if (this.tail === this.publishedTail) return false;
+    if (!now && ((this.tail - this.publishedTail) >>> 0) < this.releaseBytes && Atomics.load(this.words, PRODUCER_WAITING) === 0) return false;
+    Atomics.store(this.words, TAIL, this.tail | 0);
+    this.publishedTail = this.tail;
     return Atomics.load(this.words, PRODUCER_WAITING) === 1 && Atomics.compareExchange(this.words, PRODUCER_WAITING, 1, 0) === 1;
   }
 

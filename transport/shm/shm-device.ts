@@ -14,6 +14,7 @@
  * loop is idle. A peer process that dies is found by a pid check, without relying on it.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
 import { copyBodies, FrameType } from '../../src/engine/frame.js';
 import type { Frame } from '../../src/engine/frame.js';
@@ -24,6 +25,7 @@ import { viewBytes } from '../../src/serialization/typed-arrays.js';
 import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
 import { FrameReader, carriedBytes, prefixBytes, writePrefix } from '../stream.js';
 import { RING_ALIGNMENT, Ring } from './ring.js';
+import { RingFrames, padded, ringFrameBytes } from './frames.js';
 import { SEGMENT, SEGMENT_BELL_OFFSET, SEGMENT_MAGIC, segmentBytes, segmentRingOffset, threadBellIndex, threadRingOffset } from './layout.js';
 import type { ShmNative } from './native.js';
 import type { ThreadMemory } from '../../src/threads.js';
@@ -89,7 +91,10 @@ class Outgoing {
 /** This endpoint and one peer: the ring it writes into, the ring it reads from, and how to wake the peer. */
 class Link {
   readonly outbox = new Queue<Outgoing>();
-  readonly reader: FrameReader;
+  /** Whole frames, in place in the rings; the stream reader and writer take frames that wrap. */
+  readonly writer: RingFrames;
+  private readonly frames: RingFrames;
+  private readonly reader: FrameReader;
   readonly read: (data: Buffer, start: number, end: number) => void;
 
   constructor(
@@ -102,8 +107,16 @@ class Link {
     readonly pid: number | undefined,
     deliver: (frame: Frame) => void,
   ) {
+    this.writer = new RingFrames(outgoing.buffer, outgoing.dataOffset, outgoing.capacity);
+    this.frames = new RingFrames(incoming.buffer, incoming.dataOffset, incoming.capacity);
     this.reader = new FrameReader({ frame: deliver, hello: () => undefined }, RING_ALIGNMENT);
-    this.read = (data, start, end) => this.reader.feed(data, start, end);
+    this.read = (data, start, end) => {
+      let at = start;
+      if (this.reader.idle) {
+        for (let used = this.frames.read(at, end, deliver); used > 0; used = at < end ? this.frames.read(at, end, deliver) : 0) at += used;
+      }
+      if (at < end) this.reader.feed(data, at, end);
+    };
   }
 }
 
@@ -134,6 +147,8 @@ export class ShmDevice implements Device, PollingDevice {
   private delivered = 0;
 
   constructor(private readonly options: ShmDeviceOptions) {
+    // Whole frames go through the rings as host-order words, the others as little-endian bytes.
+    if (os.endianness() !== 'LE') throw new ConfigError('the shm device needs a little-endian host; use tcp');
     const segment = options.native ? `/ccjs-${process.pid}-${Math.random().toString(36).slice(2, 10)}-${options.rank}` : undefined;
     this.address = { pid: process.pid, processRank: options.processRank, threadRank: options.threadRank, segment };
     if (options.native) removeStaleSegments(options.native);
@@ -276,7 +291,7 @@ export class ShmDevice implements Device, PollingDevice {
   send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean {
     const link = this.links[peer];
     if (link === undefined) throw new TransportError(`shm device of endpoint ${this.options.rank}: no ring to endpoint ${peer}`);
-    if (link.outbox.length === 0 && this.writeWhole(link.outgoing, frame)) {
+    if (link.outbox.length === 0 && this.writeWhole(link, frame)) {
       link.outgoing.publish();
       link.wake();
       return true;
@@ -297,22 +312,23 @@ export class ShmDevice implements Device, PollingDevice {
   }
 
   /** Writes a frame whole, if the ring has room for all of it now. */
-  private writeWhole(ring: Ring, frame: Frame): boolean {
-    const prefix = prefixBytes(frame);
-    const carried = carriedBytes(frame);
-    const total = padded(prefix + carried);
-    if (ring.room() < total) return false;
-    const at = ring.reserve(prefix);
+  private writeWhole(link: Link, frame: Frame): boolean {
+    const ring = link.outgoing;
+    const total = ringFrameBytes(frame);
+    if (ring.room(total) < total) return false;
+    const at = ring.reserve(total);
     if (at >= 0) {
-      writePrefix(ring.data, at, frame);
-      ring.advance(prefix);
-    } else {
-      const scratch = Buffer.allocUnsafe(prefix);
-      writePrefix(scratch, 0, frame);
-      ring.put(scratch);
+      link.writer.write(at, frame);
+      ring.advance(total);
+      return true;
     }
+    // It wraps around the ring's end: as a byte stream.
+    const prefix = prefixBytes(frame);
+    const scratch = Buffer.allocUnsafe(prefix);
+    writePrefix(scratch, 0, frame);
+    ring.put(scratch);
     for (const body of frame.bodies) ring.putBinary(body);
-    ring.advance(total - prefix - carried);
+    ring.advance(total - prefix - carriedBytes(frame));
     return true;
   }
 
@@ -321,7 +337,7 @@ export class ShmDevice implements Device, PollingDevice {
     const ring = link.outgoing;
     while (link.outbox.length > 0) {
       const item = link.outbox.at(0);
-      const whole = item.stage === 0 && item.offset === 0 && this.writeWhole(ring, item.frame);
+      const whole = item.stage === 0 && item.offset === 0 && this.writeWhole(link, item.frame);
       if (!whole && !this.writeSome(ring, item)) {
         // Full: tell the reader, then look again in case it made room in between.
         this.stats.ringFull += 1;
@@ -358,7 +374,7 @@ export class ShmDevice implements Device, PollingDevice {
       const length = source === undefined ? padded(unpadded) - unpadded : source.byteLength;
       const remaining = length - item.offset;
       if (remaining > 0) {
-        const take = Math.min(ring.room(), remaining);
+        const take = Math.min(ring.room(remaining), remaining);
         if (take === 0) return false;
         if (source !== undefined) ring.put(source.subarray(item.offset, item.offset + take));
         else ring.advance(take);
@@ -380,7 +396,8 @@ export class ShmDevice implements Device, PollingDevice {
       if (this.armed) this.disarm();
       for (let i = 0; i < this.active.length; i += 1) {
         const link = this.active[i] as Link;
-        if (link.incoming.consume(link.read) > 0 && link.incoming.takeProducerWaiting()) link.wake();
+        link.incoming.consume(link.read);
+        if (link.incoming.release()) link.wake();
         if (link.outbox.length > 0) this.flush(link);
       }
     } finally {
@@ -420,8 +437,10 @@ export class ShmDevice implements Device, PollingDevice {
   private arm(): void {
     if (this.host === undefined) return;
     this.armed = true;
+    // What was read is freed first: a sender waiting for that room must not wait for our sleep to end.
+    for (const link of this.active) if (link.incoming.release(true)) link.wake();
     for (const bell of this.bells) Atomics.store(bell.words, bell.index, SLEEPING);
-    if (this.active.some((link) => link.incoming.hasData() || (link.outbox.length > 0 && link.outgoing.room() > 0))) {
+    if (this.active.some((link) => link.incoming.hasData() || (link.outbox.length > 0 && link.outgoing.room(1) > 0))) {
       this.woken();
       return;
     }
@@ -474,10 +493,6 @@ export class ShmDevice implements Device, PollingDevice {
     this.unlinked = true;
     this.options.native?.unlink(this.segmentName);
   }
-}
-
-function padded(bytes: number): number {
-  return Math.ceil(bytes / RING_ALIGNMENT) * RING_ALIGNMENT;
 }
 
 const SEGMENT_NAME = /^ccjs-(\d+)-[a-z0-9]+-\d+$/;

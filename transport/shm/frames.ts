@@ -1,0 +1,126 @@
+/**
+ * Whole frames written into and read out of a ring's memory in place, through typed views of it:
+ * the fast path of the shared-memory device for every frame that does not wrap around the ring's
+ * end (transport/stream.ts's writer and reader, on bytes, serve the others). The layout is
+ * wire.ts's, through 32-bit words (both ends are on one host); a small typed-array body is
+ * copied as its own type, so it neither passes through bytes nor leaves V8's heap.
+ */
+import { FrameType } from '../../src/engine/frame.js';
+import type { Frame } from '../../src/engine/frame.js';
+import { TransportError } from '../../src/errors.js';
+import { typeCodeOf, viewBytes } from '../../src/serialization/typed-arrays.js';
+import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
+import { MAX_BODIES, freshBytes } from '../stream.js';
+import { HEADER_BYTES, readHeaderWords, writeHeaderWords } from '../wire.js';
+import { RING_ALIGNMENT } from './ring.js';
+
+type TypedArray = Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
+type TypedArrayConstructor = new (buffer: ArrayBufferLike, byteOffset: number, length: number) => TypedArray;
+
+/** The typed-array types by wire type code (typed-arrays.ts's order); codes above are Buffer, DataView, ArrayBuffer. */
+const TYPED: readonly TypedArrayConstructor[] = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array];
+const TWO_TO_32 = 0x1_0000_0000;
+/** Bodies up to this size are copied out with slice() (V8 keeps them on its heap); larger ones into unzeroed memory. */
+const SLICE_BYTES = 4096;
+
+export function padded(bytes: number): number {
+  return Math.ceil(bytes / RING_ALIGNMENT) * RING_ALIGNMENT;
+}
+
+/** Bytes a frame occupies in a ring: header, body lengths, bodies, padding. */
+export function ringFrameBytes(frame: Frame): number {
+  return padded(HEADER_BYTES + 8 * frame.bodies.length + (frame.bodies.length === 0 ? 0 : frame.size));
+}
+
+export class RingFrames {
+  private readonly bytes: Uint8Array;
+  private readonly words: Uint32Array;
+  /** Views of the data area as each typed-array type, made when first needed. */
+  private readonly typed: (TypedArray | undefined)[] = [];
+
+  constructor(
+    private readonly buffer: SharedArrayBuffer,
+    private readonly offset: number,
+    private readonly capacity: number,
+  ) {
+    this.bytes = new Uint8Array(buffer, offset, capacity);
+    this.words = new Uint32Array(buffer, offset, capacity / 4);
+  }
+
+  private view(code: number): TypedArray {
+    const Type = TYPED[code] as TypedArrayConstructor;
+    const size = (Type as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+    return (this.typed[code] ??= new Type(this.buffer, this.offset, this.capacity / size));
+  }
+
+  /** Writes `frame` at `at` (8-aligned, with ringFrameBytes(frame) contiguous bytes free). */
+  write(at: number, frame: Frame): void {
+    const { bodies } = frame;
+    writeHeaderWords(this.words, at / 4, frame);
+    let index = at / 4 + HEADER_BYTES / 4;
+    for (let i = 0; i < bodies.length; i += 1) {
+      const length = (bodies[i] as BinaryValue).byteLength;
+      this.words[index] = length % TWO_TO_32;
+      this.words[index + 1] = length / TWO_TO_32;
+      index += 2;
+    }
+    let position = index * 4;
+    for (let i = 0; i < bodies.length; i += 1) {
+      const body = bodies[i] as BinaryValue;
+      const code = typeCodeOf(body) as number;
+      const view = code < TYPED.length ? this.view(code) : undefined;
+      // A body after the first may start unaligned for its type: it goes as bytes.
+      if (view !== undefined && position % view.BYTES_PER_ELEMENT === 0) (view as Uint8Array).set(body as Uint8Array, position / view.BYTES_PER_ELEMENT);
+      else this.bytes.set(viewBytes(body), position);
+      position += body.byteLength;
+    }
+  }
+
+  /**
+   * Reads the frame at `at` if all of it lies in [at, end); returns the bytes it took (0: not all
+   * there, the byte reader takes over). Checks what the byte reader checks.
+   */
+  read(at: number, end: number, deliver: (frame: Frame) => void): number {
+    if (end - at < HEADER_BYTES) return 0;
+    const words = this.words;
+    const head = at / 4;
+    const count = words[head + 11] as number;
+    const frame = readHeaderWords(words, head);
+    const carriesBodies = frame.type === FrameType.Eager || frame.type === FrameType.Data;
+    if (!carriesBodies && count !== 0) throw new TransportError(`bad frame: a control frame with ${count} bodies`);
+    if (count > MAX_BODIES) throw new TransportError(`bad frame: ${count} bodies`);
+    if (carriesBodies && count === 0 && frame.size !== 0) throw new TransportError(`bad frame: no bodies in a message of ${frame.size} bytes`);
+    const total = padded(HEADER_BYTES + 8 * count + (count === 0 ? 0 : frame.size));
+    if (total > end - at) return 0;
+    if (count > 0) {
+      const bodies: BinaryValue[] = new Array(count);
+      let position = at + HEADER_BYTES + 8 * count;
+      let sum = 0;
+      for (let i = 0; i < count; i += 1) {
+        const index = head + HEADER_BYTES / 4 + 2 * i;
+        const length = (words[index] as number) + (words[index + 1] as number) * TWO_TO_32;
+        sum += length;
+        if (sum > frame.size) break;
+        bodies[i] = this.body(frame.format, count, position, length);
+        position += length;
+      }
+      if (sum !== frame.size) throw new TransportError(`bad frame: bodies of ${sum} bytes in a message of ${frame.size}`);
+      frame.bodies = bodies;
+    }
+    deliver(frame);
+    return total;
+  }
+
+  /** A copy of the body at `position`: as its own typed-array type when the frame is one small typed array. */
+  private body(format: number, count: number, position: number, length: number): BinaryValue {
+    if (count === 1 && format < TYPED.length && length <= SLICE_BYTES) {
+      const view = this.view(format);
+      const size = view.BYTES_PER_ELEMENT;
+      if (position % size === 0 && length % size === 0) return view.slice(position / size, (position + length) / size);
+    }
+    if (length <= SLICE_BYTES) return this.bytes.slice(position, position + length);
+    const copy = freshBytes(length);
+    copy.set(this.bytes.subarray(position, position + length));
+    return copy;
+  }
+}
