@@ -36,6 +36,8 @@ export interface Series {
   readonly name: string;
   readonly value: unknown;
   readonly repeats: Repeats;
+  /** Send with sendSync (MPI_Send's contract for large messages: no copy at the sender) rather than sendAsync. */
+  readonly sync?: boolean;
 }
 
 /** Ping-pongs each series' value between ranks 0 and 1 of group 'hops'; rank 0 keeps the samples. */
@@ -52,14 +54,15 @@ export class Hopper extends ColMember {
   override async run(): Promise<void> {
     const group = await this.master.getGroup('hops', 2);
     const rank = group.getRank(this);
-    for (const { name, value, repeats } of this.series) {
+    for (const { name, value, repeats, sync } of this.series) {
+      const send = (message: unknown, to: number) => (sync === true ? this.sendSync(group, message, to) : this.sendAsync(group, message, to));
       if (rank === 0) {
         this.samples[name] = await timeHops(async () => {
-          await this.sendAsync(group, value, 1);
+          await send(value, 1);
           await this.receive(group, 1);
         }, repeats);
       } else {
-        for (let i = echoes(repeats); i > 0; i -= 1) await this.sendAsync(group, await this.receive(group, 0), 0);
+        for (let i = echoes(repeats); i > 0; i -= 1) await send(await this.receive(group, 0), 0);
       }
     }
   }

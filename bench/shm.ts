@@ -43,6 +43,8 @@ const SERIES: Series[] = [
   { name: 'small object', value: SMALL_OBJECT, repeats: SMALL },
   { name: '1 MiB', value: new Float64Array(MiB / 8).fill(1.5), repeats: ONE_MIB },
   { name: '16 MiB', value: new Float64Array((16 * MiB) / 8).fill(1.5), repeats: SIXTEEN_MIB },
+  { name: '1 MiB sendSync', value: new Float64Array(MiB / 8).fill(1.5), repeats: ONE_MIB, sync: true },
+  { name: '16 MiB sendSync', value: new Float64Array((16 * MiB) / 8).fill(1.5), repeats: SIXTEEN_MIB, sync: true },
 ];
 
 // ---- ccjs ----
@@ -239,9 +241,11 @@ const ROWS: Row[] = [
   { name: 'ccjs shm, 8 B hop between processes', samples: 'processes 8 B', unit: 'µs', reference: 'Open MPI 8 B', target: '≤ 3×' },
   { name: 'Open MPI vader, 1 MiB ping-pong', samples: 'Open MPI 1 MiB', unit: 'MB/s', bytes: MiB },
   { name: 'ccjs shm, 1 MiB ping-pong between processes', samples: 'processes 1 MiB', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB', target: '≥ 0.6×' },
+  { name: 'ccjs shm, 1 MiB ping-pong between processes, sendSync', samples: 'processes 1 MiB sendSync', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB', target: '≥ 0.6×' },
   { name: 'ccjs shm, 1 MiB ping-pong between threads', samples: 'threads 1 MiB', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB' },
   { name: 'Open MPI vader, 16 MiB ping-pong', samples: 'Open MPI 16 MiB', unit: 'MB/s', bytes: 16 * MiB },
   { name: 'ccjs shm, 16 MiB ping-pong between processes', samples: 'processes 16 MiB', unit: 'MB/s', bytes: 16 * MiB, reference: 'Open MPI 16 MiB', target: '≥ 0.6×' },
+  { name: 'ccjs shm, 16 MiB ping-pong between processes, sendSync', samples: 'processes 16 MiB sendSync', unit: 'MB/s', bytes: 16 * MiB, reference: 'Open MPI 16 MiB', target: '≥ 0.6×' },
   { name: 'ccjs shm, 16 MiB ping-pong between threads', samples: 'threads 16 MiB', unit: 'MB/s', bytes: 16 * MiB, reference: 'Open MPI 16 MiB' },
   { name: 'mpi4py, pickled dict hop', samples: 'mpi4py small object', unit: 'µs' },
   { name: 'ccjs shm, small object hop between processes', samples: 'processes small object', unit: 'µs', reference: 'mpi4py small object', target: '< 1×' },

@@ -1,9 +1,14 @@
 /** Bodies that leave calls pending on purpose, for the forgotten-await and watchdog diagnostics. */
 import type { Body } from './p2p.js';
 
-/** Rank 0 starts a receive (tag 7) from rank 1 and returns without awaiting it; rank 1 sends nothing. */
+/**
+ * Rank 0 starts a receive (tag 7) from rank 1 and returns without awaiting it; rank 1 sends
+ * nothing, and stays a while (were it to close at once, the receive would fail with PeerLostError
+ * before rank 0's run() returned: over shared memory that takes microseconds).
+ */
 export const forgottenAwait: Body<null> = async (member, group, rank) => {
   if (rank === 0 && group.size() > 1) void member.receive(group, 1, { tag: 7 });
+  else await new Promise((resolve) => setTimeout(resolve, 300));
   return null;
 };
 

@@ -13,7 +13,7 @@ import type { PendingCall } from './calls.js';
 
 /** What the progress engine needs of a device that must be polled. */
 export interface PollingDevice {
-  /** Moves what arrived into the engine; returns how many frames. */
+  /** Moves what arrived into the engine and what waits to go out; returns how much moved (0: nothing did). */
   progress(): number;
   /** Called after a spin that found nothing: arm the doorbell, so that a sender wakes this thread. */
   sleep?(): void;
@@ -73,27 +73,41 @@ export class ProgressEngine {
   }
 
   /**
-   * Spins until `call` stops waiting or the budget is spent. A spin that succeeds restores the
+   * Spins until `call` stops waiting or the budget is spent without anything moving (a large
+   * message streaming through a device keeps the spin alive). A spin that succeeds restores the
    * whole budget; a run of failures halves it each time (a peer that is computing costs little
    * spinning), down to a floor.
    */
   wait(call: PendingCall): void {
     if (!call.linked || !this.spinning) return;
     this.stats.spins += 1;
-    const deadline = process.hrtime.bigint() + BigInt(Math.round(this.budgetMicroseconds * 1000));
+    const budget = BigInt(Math.round(this.budgetMicroseconds * 1000));
+    let deadline = process.hrtime.bigint() + budget;
+    let moved = false;
+    let movedAtAll = false;
     for (let polls = 1; call.linked; polls += 1) {
-      this.poll();
-      if (polls % POLLS_PER_CLOCK_READ === 0 && process.hrtime.bigint() > deadline) break;
+      if (this.poll() > 0) moved = true;
+      if (polls % POLLS_PER_CLOCK_READ === 0) {
+        const now = process.hrtime.bigint();
+        if (moved) {
+          deadline = now + budget;
+          movedAtAll = true;
+          moved = false;
+        } else if (now > deadline) {
+          break;
+        }
+      }
     }
-    if (call.linked) {
-      this.stats.misses += 1;
-      this.missesInARow += 1;
-      if (this.missesInARow >= PATIENCE) this.budgetMicroseconds = Math.max(MINIMUM_BUDGET_MICROSECONDS, this.budgetMicroseconds / 2);
-      for (const device of this.devices) device.sleep?.();
-    } else {
+    if (call.linked) for (const device of this.devices) device.sleep?.();
+    // A spin during which the protocol advanced (a handshake, a stream) was worth it, like a hit.
+    if (!call.linked || movedAtAll) {
       this.stats.hits += 1;
       this.missesInARow = 0;
       this.budgetMicroseconds = this.maximumMicroseconds;
+    } else {
+      this.stats.misses += 1;
+      this.missesInARow += 1;
+      if (this.missesInARow >= PATIENCE) this.budgetMicroseconds = Math.max(MINIMUM_BUDGET_MICROSECONDS, this.budgetMicroseconds / 2);
     }
   }
 }

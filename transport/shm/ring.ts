@@ -67,6 +67,11 @@ export class Ring {
     return this.capacity - ((this.head - this.tail) >>> 0);
   }
 
+  /** Bytes the producer has written so far (a wrapping counter). */
+  get written(): number {
+    return this.head;
+  }
+
   /** Bytes from the write position to the end of the data area. */
   private contiguous(): number {
     return this.capacity - (this.head & this.mask);

@@ -387,23 +387,28 @@ export class ShmDevice implements Device, PollingDevice {
     return true;
   }
 
-  /** Moves everything that arrived into the engine and what waits to go out into the rings. */
+  /** Moves everything that arrived into the engine and what waits to go out into the rings; says how much moved. */
   progress(): number {
     if (this.polling) return 0;
     this.polling = true;
     this.delivered = 0;
     try {
       if (this.armed) this.disarm();
+      let moved = 0;
       for (let i = 0; i < this.active.length; i += 1) {
         const link = this.active[i] as Link;
-        link.incoming.consume(link.read);
+        if (link.incoming.consume(link.read) > 0) moved += 1;
         if (link.incoming.release()) link.wake();
-        if (link.outbox.length > 0) this.flush(link);
+        if (link.outbox.length > 0) {
+          const queued = link.outgoing.written;
+          this.flush(link);
+          if (link.outgoing.written !== queued) moved += 1;
+        }
       }
+      return this.delivered + moved;
     } finally {
       this.polling = false;
     }
-    return this.delivered;
   }
 
   /** A spin found nothing: sleep until a sender rings. */
