@@ -23,6 +23,8 @@ import { ColGroupMaster, ColMember, Reductions } from '../src/index.js';
 import { hop, stats } from './hopping.js';
 import type { Repeats, Samples, Series } from './hopping.js';
 import { Progress } from './progress.js';
+import { barChart } from './svg.js';
+import type { Bar } from './svg.js';
 import { freeLoopbackPort, runJob, runScript } from './job.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -290,6 +292,23 @@ function report(all: Samples, rounds: number, missing: readonly string[]): void 
   fs.mkdirSync(RESULTS, { recursive: true });
   fs.writeFileSync(path.join(RESULTS, 'shm.json'), `${JSON.stringify(all, null, 2)}\n`);
   fs.writeFileSync(path.join(RESULTS, 'shm.md'), text);
+  fs.writeFileSync(path.join(RESULTS, 'shm.svg'), plot(all, summary, byName));
+}
+
+/** Each targeted row as "times slower than its reference" (best of the run), beside its target. */
+function plot(all: Samples, summary: (row: Row) => { best: number } | undefined, byName: Map<string, Row>): string {
+  const bars: Bar[] = [];
+  for (const row of ROWS) {
+    const referenceRow = row.reference === undefined ? undefined : byName.get(row.reference);
+    const own = summary(row);
+    const reference = referenceRow === undefined ? undefined : summary(referenceRow);
+    if (row.target === undefined || own === undefined || reference === undefined || all[row.samples] === undefined) continue;
+    const bandwidth = row.unit === 'MB/s';
+    const slower = bandwidth ? reference.best / own.best : own.best / reference.best;
+    const target = Number(/[\d.]+/.exec(row.target)?.[0]);
+    bars.push({ label: `${row.name.replace('ccjs shm, ', '').replace(' ping-pong between processes', ' ping-pong')} vs ${referenceRow?.name.split(',')[0]}`, value: slower, target: bandwidth ? 1 / target : target });
+  }
+  return barChart('ccjs over shared memory: times slower than the reference (best of the run)', 'times slower (log scale); black mark: the target', bars);
 }
 
 function flags(): string[] {
@@ -305,5 +324,6 @@ if (!isMainThread && workerData !== null && typeof workerData === 'object' && 'c
   if (role === 'raw-spin') process.stdout.write(`${JSON.stringify(await rawSpin())}\n`);
   else if (role === 'hops') await hopEndpoint(process.argv[3] as string);
   else if (role === 'allreduce') await allReduceEndpoint();
+  else if (role === 'report') report(JSON.parse(fs.readFileSync(path.join(RESULTS, 'shm.json'), 'utf8')) as Samples, Number(process.argv[3]) || 3, []);
   else await orchestrate();
 }

@@ -60,3 +60,50 @@ export function lineChart(chart: Chart): string {
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }
+
+export interface Bar {
+  readonly label: string;
+  /** A factor (> 0), drawn on a log scale. */
+  readonly value: number;
+  /** Where the bar should end, drawn as a mark. */
+  readonly target?: number;
+}
+
+/** Horizontal bars of factors on a log scale, with a line at 1 and each bar's target marked. */
+export function barChart(title: string, xLabel: string, bars: readonly Bar[]): string {
+  const rowHeight = 26;
+  const left = 440;
+  const right = 40;
+  const top = 40;
+  const height = top + bars.length * rowHeight + 50;
+  const values = bars.flatMap((bar) => [bar.value, bar.target ?? bar.value, 1]).map(Math.log10);
+  const [low, high] = [Math.floor(Math.min(...values)), Math.ceil(Math.max(...values))];
+  const width = WIDTH + 180;
+  const plotWidth = width - left - right;
+  const px = (factor: number) => left + ((Math.log10(factor) - low) / (high - low || 1)) * plotWidth;
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="${width / 2}" y="22" text-anchor="middle" font-size="14">${escape(title)}</text>`,
+  ];
+  for (let exponent = low; exponent <= high; exponent += 1) {
+    const x = px(10 ** exponent);
+    parts.push(`<line x1="${x}" y1="${top}" x2="${x}" y2="${top + bars.length * rowHeight}" stroke="${exponent === 0 ? '#333' : '#ddd'}"/>`);
+    parts.push(`<text x="${x}" y="${top + bars.length * rowHeight + 16}" text-anchor="middle">${10 ** exponent}×</text>`);
+  }
+  bars.forEach((bar, index) => {
+    const y = top + index * rowHeight;
+    const start = px(Math.min(1, bar.value));
+    const end = px(Math.max(1, bar.value));
+    const met = bar.target === undefined || bar.value <= bar.target;
+    parts.push(`<text x="${left - 8}" y="${y + 17}" text-anchor="end">${escape(bar.label)}</text>`);
+    parts.push(`<rect x="${start}" y="${y + 5}" width="${Math.max(1, end - start)}" height="${rowHeight - 10}" fill="${met ? '#2ca02c' : '#d62728'}"/>`);
+    parts.push(`<text x="${end + 4}" y="${y + 17}">${bar.value.toFixed(2)}×</text>`);
+    if (bar.target !== undefined) {
+      const x = px(bar.target);
+      parts.push(`<line x1="${x}" y1="${y + 2}" x2="${x}" y2="${y + rowHeight - 2}" stroke="#000" stroke-width="3"/>`);
+    }
+  });
+  parts.push(`<text x="${left + plotWidth / 2}" y="${height - 12}" text-anchor="middle">${escape(xLabel)}</text>`, '</svg>');
+  return parts.join('\n');
+}
