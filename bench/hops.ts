@@ -17,7 +17,7 @@ import { ColGroupMaster } from '../src/index.js';
 import { echoes, hop, prefixed, stats, timeHops } from './hopping.js';
 import type { Samples } from './hopping.js';
 import { Progress } from './progress.js';
-import { freeLoopbackPort, runJob, runScript } from './job.js';
+import { runJob, runScript, runThreads } from './job.js';
 import { rawClient, rawEchoServer } from './raw-net.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -85,9 +85,7 @@ async function raw(): Promise<Samples> {
 }
 
 async function threads(): Promise<{ samples: Samples; devices: string }> {
-  const coordinator = `127.0.0.1:${await freeLoopbackPort()}`;
-  const env = { CCJS_RANK: '0', CCJS_SIZE: '1', CCJS_THREADS: '2', CCJS_COORDINATOR: coordinator };
-  return JSON.parse(await runScript(SCRIPT, ['endpoint', 'thread-to-thread', ...flags()], env)) as { samples: Samples; devices: string };
+  return JSON.parse(await runThreads(SCRIPT, 2, ['endpoint', 'thread-to-thread', ...flags()])) as { samples: Samples; devices: string };
 }
 
 function flags(): string[] {

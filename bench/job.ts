@@ -32,3 +32,10 @@ export async function runJob(script: string, processes: number, args: readonly s
   );
   return outputs[0];
 }
+
+/** Runs `script` as one process of `threads` endpoints (its main thread and worker threads); resolves with endpoint 0's output. */
+export async function runThreads(script: string, threads: number, args: readonly string[], transport?: string): Promise<string> {
+  const coordinator = `127.0.0.1:${await freeLoopbackPort()}`;
+  const env = { CCJS_RANK: '0', CCJS_SIZE: '1', CCJS_THREADS: String(threads), CCJS_COORDINATOR: coordinator };
+  return runScript(script, args, transport === undefined ? env : { ...env, CCJS_TRANSPORT: transport });
+}

@@ -20,12 +20,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ColGroupMaster, ColMember, Reductions } from '../src/index.js';
-import { hop, stats } from './hopping.js';
+import { hop, prefixed, stats } from './hopping.js';
 import type { Repeats, Samples, Series } from './hopping.js';
 import { Progress } from './progress.js';
 import { barChart } from './svg.js';
 import type { Bar } from './svg.js';
-import { freeLoopbackPort, runJob, runScript } from './job.js';
+import { runJob, runScript, runThreads } from './job.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
@@ -55,7 +55,7 @@ const SERIES: Series[] = [
 async function hopEndpoint(prefix: string): Promise<void> {
   const master = await ColGroupMaster.create();
   const samples = await hop(master, false, SERIES);
-  if (master.rank === 0) process.stdout.write(`${JSON.stringify(Object.fromEntries(Object.entries(samples).map(([name, values]) => [`${prefix} ${name}`, values])))}\n`);
+  if (master.rank === 0) process.stdout.write(`${JSON.stringify(prefixed(prefix, samples))}\n`);
 }
 
 /** One endpoint of the allReduce job: µs per call of each repetition, printed by endpoint 0. */
@@ -84,11 +84,6 @@ async function allReduceEndpoint(): Promise<void> {
   master.addMember('allReduce', member);
   await member.start();
   if (master.rank === 0) process.stdout.write(`${JSON.stringify(member.samples)}\n`);
-}
-
-async function threadJob(args: readonly string[]): Promise<string> {
-  const coordinator = `127.0.0.1:${await freeLoopbackPort()}`;
-  return runScript(SCRIPT, args, { CCJS_RANK: '0', CCJS_SIZE: '1', CCJS_THREADS: '2', CCJS_COORDINATOR: coordinator, CCJS_TRANSPORT: 'shm' });
 }
 
 /** Seconds the ASP example reports, run by ccjrun with `launch` flags. */
@@ -189,7 +184,7 @@ async function orchestrate(): Promise<void> {
   for (let round = 1; round <= rounds; round += 1) {
     keep({ 'raw SAB spin 8 B': JSON.parse(await runScript(SCRIPT, ['raw-spin', ...flags()])) as number[] });
     progress.tick(`round ${round}: raw SharedArrayBuffer spin`);
-    keep(JSON.parse(await threadJob(['hops', 'threads', ...flags()])) as Samples);
+    keep(JSON.parse(await runThreads(SCRIPT, 2, ['hops', 'threads', ...flags()], 'shm')) as Samples);
     progress.tick(`round ${round}: ccjs between threads`);
     keep(JSON.parse(await runJob(SCRIPT, 2, ['hops', 'processes', ...flags()], 'shm')) as Samples);
     progress.tick(`round ${round}: ccjs between processes`);

@@ -91,6 +91,17 @@ const BINARY_TYPES: readonly BinaryType[] = [
   },
 ];
 
+/** Type codes below this are the typed arrays (Buffer, DataView and ArrayBuffer come after). */
+export const TYPED_ARRAY_CODES = 11;
+
+/** What a typed array of any of those types offers a copier. */
+export type TypedArrayView = ArrayBufferView & { readonly BYTES_PER_ELEMENT: number; set(source: ArrayLike<number> | ArrayLike<bigint>, offset?: number): void; slice(start: number, end: number): TypedArrayView };
+
+/** A typed array of type `code` (< TYPED_ARRAY_CODES) over `byteLength` bytes of `buffer` (shared memory too). */
+export function typedArrayOver(code: TypeCode, buffer: ArrayBufferLike, byteOffset: number, byteLength: number): TypedArrayView {
+  return (BINARY_TYPES[code] as BinaryType).build(buffer as ArrayBuffer, byteOffset, byteLength) as unknown as TypedArrayView;
+}
+
 /** The wire code of a binary type; codes fit in one byte. */
 export type TypeCode = number;
 

@@ -8,17 +8,12 @@
 import { FrameType } from '../../src/engine/frame.js';
 import type { Frame } from '../../src/engine/frame.js';
 import { TransportError } from '../../src/errors.js';
-import { typeCodeOf, viewBytes } from '../../src/serialization/typed-arrays.js';
-import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
+import { TYPED_ARRAY_CODES, typeCodeOf, typedArrayOver, viewBytes } from '../../src/serialization/typed-arrays.js';
+import type { BinaryValue, TypedArrayView } from '../../src/serialization/typed-arrays.js';
 import { MAX_BODIES, freshBytes } from '../stream.js';
 import { HEADER_BYTES, readHeaderWords, writeHeaderWords } from '../wire.js';
 import { RING_ALIGNMENT } from './ring.js';
 
-type TypedArray = Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
-type TypedArrayConstructor = new (buffer: ArrayBufferLike, byteOffset: number, length: number) => TypedArray;
-
-/** The typed-array types by wire type code (typed-arrays.ts's order); codes above are Buffer, DataView, ArrayBuffer. */
-const TYPED: readonly TypedArrayConstructor[] = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array];
 const TWO_TO_32 = 0x1_0000_0000;
 /** Bodies up to this size are copied out with slice() (V8 keeps them on its heap); larger ones into unzeroed memory. */
 const SLICE_BYTES = 4096;
@@ -36,7 +31,7 @@ export class RingFrames {
   private readonly bytes: Uint8Array;
   private readonly words: Uint32Array;
   /** Views of the data area as each typed-array type, made when first needed. */
-  private readonly typed: (TypedArray | undefined)[] = [];
+  private readonly typed: (TypedArrayView | undefined)[] = [];
 
   constructor(
     private readonly buffer: SharedArrayBuffer,
@@ -47,10 +42,8 @@ export class RingFrames {
     this.words = new Uint32Array(buffer, offset, capacity / 4);
   }
 
-  private view(code: number): TypedArray {
-    const Type = TYPED[code] as TypedArrayConstructor;
-    const size = (Type as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
-    return (this.typed[code] ??= new Type(this.buffer, this.offset, this.capacity / size));
+  private view(code: number): TypedArrayView {
+    return (this.typed[code] ??= typedArrayOver(code, this.buffer, this.offset, this.capacity));
   }
 
   /** Writes `frame` at `at` (8-aligned, with ringFrameBytes(frame) contiguous bytes free). */
@@ -68,9 +61,9 @@ export class RingFrames {
     for (let i = 0; i < bodies.length; i += 1) {
       const body = bodies[i] as BinaryValue;
       const code = typeCodeOf(body) as number;
-      const view = code < TYPED.length ? this.view(code) : undefined;
+      const view = code < TYPED_ARRAY_CODES ? this.view(code) : undefined;
       // A body after the first may start unaligned for its type: it goes as bytes.
-      if (view !== undefined && position % view.BYTES_PER_ELEMENT === 0) (view as Uint8Array).set(body as Uint8Array, position / view.BYTES_PER_ELEMENT);
+      if (view !== undefined && position % view.BYTES_PER_ELEMENT === 0) view.set(body as Uint8Array, position / view.BYTES_PER_ELEMENT);
       else this.bytes.set(viewBytes(body), position);
       position += body.byteLength;
     }
@@ -113,10 +106,10 @@ export class RingFrames {
 
   /** A copy of the body at `position`: as its own typed-array type when the frame is one small typed array. */
   private body(format: number, count: number, position: number, length: number): BinaryValue {
-    if (count === 1 && format < TYPED.length && length <= SLICE_BYTES) {
+    if (count === 1 && format < TYPED_ARRAY_CODES && length <= SLICE_BYTES) {
       const view = this.view(format);
       const size = view.BYTES_PER_ELEMENT;
-      if (position % size === 0 && length % size === 0) return view.slice(position / size, (position + length) / size);
+      if (position % size === 0 && length % size === 0) return view.slice(position / size, (position + length) / size) as BinaryValue;
     }
     if (length <= SLICE_BYTES) return this.bytes.slice(position, position + length);
     const copy = freshBytes(length);
