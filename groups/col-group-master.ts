@@ -32,7 +32,7 @@ import type { Device, DeviceName } from '../transport/device.js';
 import { LocalDevice } from '../transport/local/local-device.js';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
 import { Selector } from '../src/collectives/selection.js';
-import { coordinatorOfThisThread, startWorkerThreads, threadMemory, threadRankOfThisThread } from '../src/threads.js';
+import { coordinatorOfThisThread, exitEndpoint, startWorkerThreads, writeStderr, threadMemory, threadRankOfThisThread } from '../src/threads.js';
 
 interface Address {
   readonly host: string;
@@ -74,6 +74,8 @@ export class ColGroupMaster {
   private allDone: (() => void) | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private dumped = false;
+  /** This endpoint is ending the job's way (abortOnError): later failures are echoes of the first. */
+  private stopping = false;
   private liftSpinningVeto: (() => void) | undefined;
 
   private constructor(
@@ -299,15 +301,16 @@ export class ColGroupMaster {
 
   /** @internal An exception escaped a member's run(): abort the job, naming the member. */
   async memberFailed(member: ColMember, error: unknown): Promise<void> {
-    if (!this.config.abortOnError) return;
+    if (!this.config.abortOnError || this.stopping) return;
+    this.stopping = true;
     const groups = [...this.joined].filter(([, members]) => members.has(member)).map(([name]) => name);
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
     const message = `${memberCore(member).label} (groups: ${groups.join(', ') || 'none'}) failed: ${detail}`;
-    process.stderr.write(`ccjs: aborting the job: ${message}\n`);
+    const written = writeStderr(`ccjs: aborting the job: ${message}\n`);
     this.client.abort(message, this.rank);
     await this.client.flush();
     // In a worker thread this ends the thread with code 1, which ends its process (src/threads.ts).
-    process.exit(1);
+    await exitEndpoint(1, written);
   }
 
   /** Logs this endpoint's pending calls, once (the watchdog, here or elsewhere in the job, fired). */
@@ -338,15 +341,18 @@ export class ColGroupMaster {
   }
 
   private peerLost(endpoint: number, message: string): void {
+    if (this.stopping) return;
     const processRank = this.world.endpoints[endpoint]?.processRank ?? endpoint;
     this.engine.markLost(endpoint, new PeerLostError(message, processRank, { endpointRank: endpoint }));
   }
 
   private aborted(endpoint: number, message: string): void {
     const by = endpointLabel(endpoint, this.world.threadCount);
+    if (this.stopping) return;
     if (this.config.abortOnError) {
-      process.stderr.write(`ccjs: ${this.label} stops: the job was aborted by ${by}: ${message}\n`);
-      process.exit(1);
+      this.stopping = true;
+      void exitEndpoint(1, writeStderr(`ccjs: ${this.label} stops: the job was aborted by ${by}: ${message}\n`));
+      return;
     }
     const error = new AbortError(`the job was aborted by ${by}: ${message}`);
     for (let peer = 0; peer < this.size; peer += 1) this.engine.markLost(peer, error);

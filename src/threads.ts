@@ -27,6 +27,8 @@ interface ThreadData {
 
 const data = isMainThread ? null : (workerData as Partial<ThreadData> | null);
 let memory: ThreadMemory | undefined = data?.ccjsThreadMemory;
+/** Each started worker thread's end: it exited and its output was forwarded. */
+const workersEnded: Promise<void>[] = [];
 
 /** This thread's rank among its process's endpoints: 0 on the main thread, 1.. in threads started by ccjs. */
 export function threadRankOfThisThread(): number {
@@ -66,6 +68,8 @@ export function startWorkerThreads(threadCount: number, ringCapacity: number, co
       output.pipe(index === 0 ? process.stdout : process.stderr, { end: false });
       return new Promise<void>((resolve) => output.once('end', resolve));
     });
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    workersEnded.push(Promise.all([exited, ...drained]).then(() => undefined));
     worker.on('error', (error) => {
       process.stderr.write(`ccjs: thread ${threadRank} (endpoint ${rank}) failed: ${error.stack ?? error.message}\n`);
       process.exit(1);
@@ -78,4 +82,22 @@ export function startWorkerThreads(threadCount: number, ringCapacity: number, co
       void Promise.race([Promise.all(drained), bounded]).then(() => process.exit(code));
     });
   }
+}
+
+/** Writes to stderr; the promise settles once the text is taken (by the main thread, in a worker). */
+export function writeStderr(text: string): Promise<void> {
+  return new Promise((resolve) => process.stderr.write(text, () => resolve()));
+}
+
+/**
+ * Ends this endpoint with `code` once `lastWords` (from writeStderr) are out: process.exit in a
+ * worker thread would drop what its main thread has not taken yet. A main thread with worker
+ * threads lets them end first (they are stopping too when the job aborts) so that their last
+ * words reach stderr. Each wait lasts at most `graceMs`.
+ */
+export async function exitEndpoint(code: number, lastWords: Promise<void>, graceMs = 1000): Promise<never> {
+  const grace = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, graceMs).unref());
+  await Promise.race([lastWords, grace()]);
+  if (isMainThread && workersEnded.length > 0) await Promise.race([Promise.all(workersEnded), grace()]);
+  process.exit(code);
 }
