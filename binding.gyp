@@ -1,4 +1,7 @@
 {
+  "variables": {
+    "ucx%": "<!(node scripts/has-ucx.mjs)"
+  },
   "targets": [
     {
       "target_name": "ccjs_shm",
@@ -6,6 +9,19 @@
       "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"],
       "cflags_cc": ["-std=c++17", "-Wall", "-Wextra"],
       "libraries": ["-lrt", "-lpthread"]
+    },
+    {
+      "target_name": "ccjs_ucx",
+      "conditions": [
+        ["ucx==1", {
+          "sources": ["native/ucx.cc"],
+          "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"],
+          "cflags_cc": ["-std=c++17", "-Wall", "-Wextra"],
+          "libraries": ["-lucp", "-lucs"]
+        }, {
+          "type": "none"
+        }]
+      ]
     }
   ]
 }

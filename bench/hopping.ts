@@ -3,8 +3,7 @@
  * value ping-ponged between ranks 0 and 1 of a group, rank 0 timing repetitions of many round
  * trips after a warm-up, rank 1 echoing.
  */
-import { ColMember } from '../src/index.js';
-import type { ColGroupMaster } from '../src/index.js';
+import { ColGroupMaster, ColMember } from '../src/index.js';
 
 export type Samples = Record<string, number[]>;
 
@@ -13,6 +12,13 @@ export interface Repeats {
   readonly trips: number;
   readonly repetitions: number;
   readonly warmUp: number;
+}
+
+/** Round trips of the device benchmarks for small messages, 1 MiB and 16 MiB (fewer with --quick). */
+export function hopRepeats(quick: boolean): { readonly small: Repeats; readonly oneMiB: Repeats; readonly sixteenMiB: Repeats } {
+  return quick
+    ? { small: { trips: 2_000, repetitions: 3, warmUp: 2_000 }, oneMiB: { trips: 20, repetitions: 3, warmUp: 10 }, sixteenMiB: { trips: 4, repetitions: 3, warmUp: 2 } }
+    : { small: { trips: 20_000, repetitions: 7, warmUp: 20_000 }, oneMiB: { trips: 100, repetitions: 5, warmUp: 50 }, sixteenMiB: { trips: 10, repetitions: 5, warmUp: 5 } };
 }
 
 /** µs per hop of each repetition of `trips` round trips of `roundTrip` (two hops each). */
@@ -74,6 +80,24 @@ export async function hop(master: ColGroupMaster, both: boolean, series: readonl
   for (const member of members) master.addMember('hops', member);
   await Promise.all(members.map((member) => member.start()));
   return members.reduce((samples, member) => ({ ...samples, ...member.samples }), {});
+}
+
+/** One endpoint of a two-endpoint job (processes or threads): endpoint 0 prints the samples, prefixed. */
+export async function hopEndpoint(prefix: string, series: readonly Series[]): Promise<void> {
+  const master = await ColGroupMaster.create();
+  const samples = await hop(master, false, series);
+  if (master.rank === 0) process.stdout.write(`${JSON.stringify(prefixed(prefix, samples))}\n`);
+}
+
+/** Samples of a whole run, and how to add one measurement's. */
+export function collectSamples(): { readonly all: Samples; keep(samples: Samples): void } {
+  const all: Samples = {};
+  return {
+    all,
+    keep(samples) {
+      for (const [name, values] of Object.entries(samples)) (all[name] ??= []).push(...values);
+    },
+  };
 }
 
 export function prefixed(prefix: string, samples: Samples): Samples {

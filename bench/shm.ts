@@ -20,11 +20,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ColGroupMaster, ColMember, Reductions } from '../src/index.js';
-import { hop, prefixed, stats } from './hopping.js';
-import type { Repeats, Samples, Series } from './hopping.js';
+import { collectSamples, hopEndpoint, hopRepeats } from './hopping.js';
+import type { Samples, Series } from './hopping.js';
 import { Progress } from './progress.js';
-import { barChart } from './svg.js';
-import type { Bar } from './svg.js';
+import { writeComparison } from './comparison.js';
+import type { Row } from './comparison.js';
 import { runJob, runScript, runThreads } from './job.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -34,9 +34,7 @@ const quick = process.argv.includes('--quick');
 const MiB = 1024 * 1024;
 const SMALL_OBJECT = { id: 7, name: 'pivot', value: 3.25, flags: [true, false] };
 
-const SMALL: Repeats = quick ? { trips: 2_000, repetitions: 3, warmUp: 2_000 } : { trips: 20_000, repetitions: 7, warmUp: 20_000 };
-const ONE_MIB: Repeats = quick ? { trips: 20, repetitions: 3, warmUp: 10 } : { trips: 100, repetitions: 5, warmUp: 50 };
-const SIXTEEN_MIB: Repeats = quick ? { trips: 4, repetitions: 3, warmUp: 2 } : { trips: 10, repetitions: 5, warmUp: 5 };
+const { small: SMALL, oneMiB: ONE_MIB, sixteenMiB: SIXTEEN_MIB } = hopRepeats(quick);
 const ALL_REDUCE_CALLS = quick ? 20 : 100;
 const ASP_SIZE = quick ? 400 : 1000;
 
@@ -50,13 +48,6 @@ const SERIES: Series[] = [
 ];
 
 // ---- ccjs ----
-
-/** One endpoint of a two-endpoint job (processes or threads); endpoint 0 prints the samples. */
-async function hopEndpoint(prefix: string): Promise<void> {
-  const master = await ColGroupMaster.create();
-  const samples = await hop(master, false, SERIES);
-  if (master.rank === 0) process.stdout.write(`${JSON.stringify(prefixed(prefix, samples))}\n`);
-}
 
 /** One endpoint of the allReduce job: µs per call of each repetition, printed by endpoint 0. */
 class AllReducer extends ColMember {
@@ -175,10 +166,7 @@ function mpiSamples(references: References, processes: number, command: readonly
 async function orchestrate(): Promise<void> {
   const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
   const references = findReferences();
-  const all: Samples = {};
-  const keep = (samples: Samples) => {
-    for (const [name, values] of Object.entries(samples)) (all[name] ??= []).push(...values);
-  };
+  const { all, keep } = collectSamples();
   const steps = 7 + (references.pingpong ? 4 : 0) + (references.python ? 1 : 0);
   const progress = new Progress('shm', rounds * steps);
   for (let round = 1; round <= rounds; round += 1) {
@@ -219,18 +207,6 @@ async function orchestrate(): Promise<void> {
   report(all, rounds, references.missing);
 }
 
-type Unit = 'µs' | 'MB/s' | 's';
-
-interface Row {
-  readonly name: string;
-  readonly samples: string;
-  readonly unit: Unit;
-  /** For MB/s rows: bytes per hop. */
-  readonly bytes?: number;
-  readonly reference?: string;
-  readonly target?: string;
-}
-
 const ROWS: Row[] = [
   { name: 'raw SAB spin, 8 B hop between threads', samples: 'raw SAB spin 8 B', unit: 'µs' },
   { name: 'ccjs shm, 8 B hop between threads', samples: 'threads 8 B', unit: 'µs', reference: 'raw SAB spin 8 B', target: '≤ 2×' },
@@ -256,54 +232,12 @@ const ROWS: Row[] = [
 ];
 
 function report(all: Samples, rounds: number, missing: readonly string[]): void {
-  // Bandwidth rows turn µs per hop into MB/s: the best is then the highest.
-  const summary = (row: Row) => {
-    const values = all[row.samples];
-    if (values === undefined || values.length === 0) return undefined;
-    const own = stats(values);
-    return row.bytes === undefined ? own : { best: row.bytes / own.best, median: row.bytes / own.median, spread: own.spread };
-  };
   const byName = new Map(ROWS.map((row) => [row.samples, row]));
-  const lines = [
-    '| measurement | best | median | spread (max/min) | best ÷ reference (median ÷ median) | target |',
-    '|---|---:|---:|---:|---|---|',
-  ];
-  for (const row of ROWS) {
-    const own = summary(row);
-    if (own === undefined) {
-      lines.push(`| ${row.name} | n/a | | | | ${row.target ?? ''} |`);
-      continue;
-    }
-    const referenceRow = row.reference === undefined ? undefined : byName.get(row.reference);
-    const reference = referenceRow === undefined ? undefined : summary(referenceRow);
-    const versus = reference === undefined ? (row.reference === undefined ? '' : 'n/a') : `${(own.best / reference.best).toFixed(2)}× (${(own.median / reference.median).toFixed(2)}×)`;
-    const digits = row.unit === 'µs' ? 3 : row.unit === 's' ? 3 : 0;
-    lines.push(`| ${row.name} | ${own.best.toFixed(digits)} ${row.unit} | ${own.median.toFixed(digits)} ${row.unit} | ${own.spread.toFixed(2)} | ${versus} | ${row.target ?? ''} |`);
-  }
-  const heading = `Shared memory, ${rounds} rounds${quick ? ' (--quick)' : ''}, ${os.cpus().length} cores (Node ${process.version}, ${new Date().toISOString()})`;
-  const notes = missing.length > 0 ? `\nNot measured (missing): ${missing.join('; ')}\n` : '';
-  const text = `${heading}\n\n${lines.join('\n')}\n${notes}`;
+  // Chart labels: what was measured, and against what.
+  const rows = ROWS.map((row) => ({ ...row, label: `${row.name.replace('ccjs shm, ', '').replace(' ping-pong between processes', ' ping-pong')} vs ${byName.get(row.reference ?? '')?.name.split(',')[0] ?? ''}` }));
+  const notes = missing.length > 0 ? [`Not measured (missing): ${missing.join('; ')}`] : [];
+  const text = writeComparison(RESULTS, { name: 'shm', title: 'ccjs over shared memory', rows, notes }, all, `${rounds} rounds${quick ? ' (--quick)' : ''}`);
   process.stdout.write(`\n${text}`);
-  fs.mkdirSync(RESULTS, { recursive: true });
-  fs.writeFileSync(path.join(RESULTS, 'shm.json'), `${JSON.stringify(all, null, 2)}\n`);
-  fs.writeFileSync(path.join(RESULTS, 'shm.md'), text);
-  fs.writeFileSync(path.join(RESULTS, 'shm.svg'), plot(all, summary, byName));
-}
-
-/** Each targeted row as "times slower than its reference" (best of the run), beside its target. */
-function plot(all: Samples, summary: (row: Row) => { best: number } | undefined, byName: Map<string, Row>): string {
-  const bars: Bar[] = [];
-  for (const row of ROWS) {
-    const referenceRow = row.reference === undefined ? undefined : byName.get(row.reference);
-    const own = summary(row);
-    const reference = referenceRow === undefined ? undefined : summary(referenceRow);
-    if (row.target === undefined || own === undefined || reference === undefined || all[row.samples] === undefined) continue;
-    const bandwidth = row.unit === 'MB/s';
-    const slower = bandwidth ? reference.best / own.best : own.best / reference.best;
-    const target = Number(/[\d.]+/.exec(row.target)?.[0]);
-    bars.push({ label: `${row.name.replace('ccjs shm, ', '').replace(' ping-pong between processes', ' ping-pong')} vs ${referenceRow?.name.split(',')[0]}`, value: slower, target: bandwidth ? 1 / target : target });
-  }
-  return barChart('ccjs over shared memory: times slower than the reference (best of the run)', 'times slower (log scale); black mark: the target', bars);
 }
 
 function flags(): string[] {
@@ -317,7 +251,7 @@ if (!isMainThread && workerData !== null && typeof workerData === 'object' && 'c
 } else {
   const role = process.argv[2];
   if (role === 'raw-spin') process.stdout.write(`${JSON.stringify(await rawSpin())}\n`);
-  else if (role === 'hops') await hopEndpoint(process.argv[3] as string);
+  else if (role === 'hops') await hopEndpoint(process.argv[3] as string, SERIES);
   else if (role === 'allreduce') await allReduceEndpoint();
   else if (role === 'report') report(JSON.parse(fs.readFileSync(path.join(RESULTS, 'shm.json'), 'utf8')) as Samples, Number(process.argv[3]) || 3, []);
   else await orchestrate();

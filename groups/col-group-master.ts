@@ -28,6 +28,8 @@ import { chooseDevices, describeDevices, endpointLabel } from '../src/engine/end
 import type { DeviceRules, PairChoice, Unavailable, World } from '../src/engine/endpoints.js';
 import { ShmDevice } from '../transport/shm/shm-device.js';
 import { shmNative } from '../transport/shm/native.js';
+import { UcxDevice } from '../transport/ucx/ucx-device.js';
+import { ucxMissing, ucxNative } from '../transport/ucx/native.js';
 import type { Device, DeviceName } from '../transport/device.js';
 import { LocalDevice } from '../transport/local/local-device.js';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
@@ -50,13 +52,11 @@ interface Placement {
   readonly jobKey: string;
 }
 
-const UCX_MISSING = 'the UCX device is not part of this build yet';
-
-/** What this endpoint's devices cannot serve: shared memory between processes needs the addon. */
-function unavailability(): Unavailable {
+/** What this endpoint's devices cannot serve: shared memory between processes and UCX need their addons. */
+function unavailability(ucx: UcxDevice | undefined): Unavailable {
   const native = shmNative();
   return (device, relation) => {
-    if (device === 'ucx') return { reason: UCX_MISSING, loud: false };
+    if (device === 'ucx' && ucx === undefined) return { reason: ucxMissing() ?? 'no pair of this job was to use it (UCX serves other hosts unless asked for)', loud: false };
     if (device === 'shm' && relation !== 'threads' && typeof native === 'string') return { reason: native, loud: true };
     return undefined;
   };
@@ -101,8 +101,10 @@ export class ColGroupMaster {
       throw new ConfigError(`transport 'local' connects members of one endpoint only, but this job has ${size} endpoints; use 'auto' or 'tcp'`);
     }
     const rules = deviceRules(config);
-    for (const [relation, device] of Object.entries(rules)) {
-      if (device === 'ucx') throw new ConfigError(`transport 'ucx' was asked for (${relation} pairs), but ${UCX_MISSING}; use 'auto' or 'tcp'`);
+    const ucxAsked = Object.entries(rules).filter(([, device]) => device === 'ucx');
+    const ucxUnbuilt = ucxMissing();
+    if (ucxAsked.length > 0 && ucxUnbuilt !== undefined) {
+      throw new ConfigError(`transport 'ucx' was asked for (${ucxAsked.map(([relation]) => relation).join(', ')} pairs), but ${ucxUnbuilt}; or use 'auto' or 'tcp'`);
     }
     const coordinatorBinding =
       'file' in placement.coordinator ? { host: listenHost(config, placement.allLocal), port: 0 } : { host: bindHost(placement.coordinator.host), port: placement.coordinator.port };
@@ -115,13 +117,18 @@ export class ColGroupMaster {
       size > 1
         ? new ShmDevice({ rank, processRank, threadRank, threadCount, ringCapacity: config.shmRingBytes, timeoutMs: config.timeoutMs, native: typeof native === 'string' ? undefined : native, threads: threadMemory })
         : undefined;
+    const identity = hostIdentity(config);
+    // A UCP worker costs a context and a thread: made only where UCX may serve a pair.
+    const ucxWanted = size > 1 && ucxUnbuilt === undefined && (ucxAsked.length > 0 || (rules.network === 'auto' && !placement.allLocal));
+    const ucxAddon = ucxWanted ? ucxNative() : undefined;
+    if (typeof ucxAddon === 'string') throw new ConfigError(`the UCX device cannot be used: ${ucxAddon}`);
+    const ucx = ucxAddon ? new UcxDevice({ rank, host: identity.id, timeoutMs: config.timeoutMs, native: ucxAddon, trace: config.trace }) : undefined;
     let master: ColGroupMaster | undefined;
     const events = {
       lost: (endpoint: number, message: string) => master?.peerLost(endpoint, message),
       abort: (endpoint: number, message: string) => master?.aborted(endpoint, message),
       dump: (endpoint: number) => master?.dump(`the watchdog of ${endpointLabel(endpoint, threadCount)} fired`),
     };
-    const identity = hostIdentity(config);
     const hello: Hello = {
       processRank,
       processCount,
@@ -132,7 +139,7 @@ export class ColGroupMaster {
       hostname: identity.name,
       pid: process.pid,
       receiveWindow: config.receiveWindow,
-      addresses: tcp && shm ? { tcp: tcp.address, shm: shm.address } : {},
+      addresses: tcp && shm ? { tcp: tcp.address, shm: shm.address, ...(ucx ? { ucx: ucx.address } : {}) } : {},
     };
     let client: CoordinatorClient;
     let engine: Engine;
@@ -150,17 +157,17 @@ export class ColGroupMaster {
       }
       ({ client, world } = await CoordinatorClient.connect(address.host, address.port, hello, config.timeoutMs, events));
       const known = world;
-      choices = chooseDevices(known, rank, rules, unavailability());
+      choices = chooseDevices(known, rank, rules, unavailability(ucx));
       tellOnce(choices, threadRank);
       const local = new LocalDevice();
-      const devices: Partial<Record<DeviceName, Device>> = { local, tcp, shm };
+      const devices: Partial<Record<DeviceName, Device>> = { local, tcp, shm, ucx };
       const deviceOf = (name: DeviceName): Device => devices[name] as Device;
       const peers: PeerPlan[] = choices.map((choice) => ({ device: deviceOf(choice.device), window: known.endpoints[choice.peer]?.receiveWindow ?? config.receiveWindow }));
       engine = new Engine({ rank, eagerLimit: config.eagerLimit, sendBuffer: config.sendBuffer, timeoutMs: config.timeoutMs, processOf: (endpoint) => known.endpoints[endpoint]?.processRank ?? -1, labelOf: (endpoint) => endpointLabel(endpoint, threadCount) }, peers, Object.values(devices).filter((device): device is Device => device !== undefined));
       const served = (name: DeviceName) => choices.filter((choice) => choice.device === name).map((choice) => ({ rank: choice.peer, address: known.endpoints[choice.peer]?.addresses[name] }));
-      await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine), shm?.connect(served('shm'), engine)]);
+      await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine), shm?.connect(served('shm'), engine), ucx?.connect(served('ucx'), engine)]);
     } catch (error) {
-      await Promise.allSettled([tcp?.close(), shm?.close(), coordinator?.forceClose()]);
+      await Promise.allSettled([tcp?.close(), shm?.close(), ucx?.close(), coordinator?.forceClose()]);
       throw error;
     }
     const serializer = createSerializer(config.serializer, { outOfBandThreshold: config.outOfBandThreshold, strict: config.strictSerialization });

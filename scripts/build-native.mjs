@@ -3,7 +3,8 @@
  * npm's install step: builds the native addons (binding.gyp) with node-gyp. They are optional:
  * when they cannot be built the package still installs and says what is off and how to turn it
  * on; ccjs then reports the device unavailable once and uses TCP for those pairs.
- * CCJS_SKIP_NATIVE=1 skips the build.
+ * CCJS_SKIP_NATIVE=1 skips the build; the UCX addon is built only where UCX's headers are
+ * (scripts/has-ucx.mjs; CCJS_NO_UCX=1 leaves it out).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -45,4 +46,10 @@ const [command, ...args] = nodeGyp();
 const result = spawnSync(command, [...args, 'rebuild', ...headersFlag()], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
 if (result.status !== 0) {
   console.warn(`ccjs: the native addon could not be built (${result.error?.message ?? `node-gyp exited with ${result.status}`}).\n${off}`);
+} else if (spawnSync(process.execPath, [path.join(root, 'scripts', 'has-ucx.mjs')], { encoding: 'utf8' }).stdout !== '1') {
+  console.warn(
+    process.env.CCJS_NO_UCX === '1'
+      ? 'ccjs: the UCX device was not built (CCJS_NO_UCX=1).'
+      : "ccjs: the UCX device (InfiniBand, RoCE) is off: UCX's headers are not installed. To turn it on: apt-get install libucx-dev, then npm rebuild ccjs",
+  );
 }

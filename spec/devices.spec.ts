@@ -2,25 +2,39 @@
  * Real jobs of processes and worker threads (ccjrun -n P --threads T) over each device between
  * endpoints: the point-to-point and algorithm checks of the in-process suites, run by every
  * endpoint (spec/scenarios/). Shared memory between threads (1 × 4), between processes (3 × 1)
- * and both (2 × 2); TCP between processes and between threads.
+ * and both (2 × 2); TCP between processes and between threads; UCX (forced: it otherwise serves
+ * other hosts) over its TCP and its shared-memory transports, between processes and threads.
  */
 import { expect } from 'chai';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import { runScenario } from './harness.js';
 import { COLLECTIVE_CHECKS } from './collective-checks.js';
+import { ucxMissing } from '../transport/ucx/native.js';
 
-const TOPOLOGIES = [
+const TOPOLOGIES: readonly { processes: number; threads: number; transport: string; ucxTls?: string }[] = [
   { processes: 1, threads: 4, transport: 'shm' },
   { processes: 3, threads: 1, transport: 'shm' },
   { processes: 2, threads: 2, transport: 'shm' },
   { processes: 3, threads: 1, transport: 'tcp' },
   { processes: 2, threads: 2, transport: 'tcp' },
-] as const;
+  { processes: 3, threads: 1, transport: 'ucx', ucxTls: 'tcp' },
+  { processes: 3, threads: 1, transport: 'ucx', ucxTls: 'sm' },
+  { processes: 2, threads: 2, transport: 'ucx', ucxTls: 'tcp' },
+];
 
-for (const { processes, threads, transport } of TOPOLOGIES) {
-  describe(`a job of ${processes} process(es) × ${threads} thread(s) over ${transport}`, function () {
+for (const { processes, threads, transport, ucxTls } of TOPOLOGIES) {
+  describe(`a job of ${processes} process(es) × ${threads} thread(s) over ${transport}${ucxTls ? ` (UCX_TLS=${ucxTls})` : ''}`, function () {
     const endpoints = processes * threads;
-    const job = (name: string, args: object = {}, env: NodeJS.ProcessEnv = {}) => runScenario(processes, threads, name, args, { CCJS_TRANSPORT: transport, ...env });
+    const transportEnv = ucxTls === undefined ? { CCJS_TRANSPORT: transport } : { CCJS_TRANSPORT: transport, UCX_TLS: ucxTls };
+    const job = (name: string, args: object = {}, env: NodeJS.ProcessEnv = {}) => runScenario(processes, threads, name, args, { ...transportEnv, ...env });
+
+    before(function () {
+      const missing = ucxTls === undefined ? undefined : ucxMissing();
+      if (missing !== undefined) {
+        console.warn(`    skipped: ${missing}`);
+        this.skip();
+      }
+    });
 
     it(`serves every pair of endpoints with ${transport}`, async function () {
       const tables = (await job('devices')).results as string[];

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { ccjrun, distRoot, fixture, freePort, run } from './harness.js';
+import { ucxMissing } from '../transport/ucx/native.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -51,13 +52,20 @@ describe('multi-process jobs', function () {
     expect(result.stdout).to.contain('ring ok: 4 members, 8 hops');
   });
 
-  for (const [transport, threads] of [
-    ['tcp', 1],
-    ['tcp', 2],
-    ['shm', 1],
-    ['shm', 2],
+  for (const [transport, threads, ucxTls] of [
+    ['tcp', 1, undefined],
+    ['tcp', 2, undefined],
+    ['shm', 1, undefined],
+    ['shm', 2, undefined],
+    ['ucx', 1, 'tcp'],
+    ['ucx', 1, 'sm'],
   ] as const) {
-    it(`rejects pending calls with PeerLostError when a process${threads > 1 ? ` with ${threads} threads` : ''} is killed (${transport})`, async function () {
+    it(`rejects pending calls with PeerLostError when a process${threads > 1 ? ` with ${threads} threads` : ''} is killed (${transport}${ucxTls ? `, UCX_TLS=${ucxTls}` : ''})`, async function () {
+      const missing = ucxTls === undefined ? undefined : ucxMissing();
+      if (missing !== undefined) {
+        console.warn(`      skipped: ${missing}`);
+        this.skip();
+      }
       const timeoutMs = 5000;
       const port = await freePort();
       const processes = 3;
@@ -69,7 +77,7 @@ describe('multi-process jobs', function () {
         let announcements = 0;
         for (let rank = 0; rank < processes; rank += 1) {
           const child = spawn(process.execPath, [fixture('peer-loss')], {
-            env: { ...process.env, CCJS_RANK: String(rank), CCJS_SIZE: String(processes), CCJS_THREADS: String(threads), CCJS_COORDINATOR: `127.0.0.1:${port}`, CCJS_TIMEOUT_MS: String(timeoutMs), CCJS_TRANSPORT: transport },
+            env: { ...process.env, CCJS_RANK: String(rank), CCJS_SIZE: String(processes), CCJS_THREADS: String(threads), CCJS_COORDINATOR: `127.0.0.1:${port}`, CCJS_TIMEOUT_MS: String(timeoutMs), CCJS_TRANSPORT: transport, ...(ucxTls ? { UCX_TLS: ucxTls } : {}) },
             stdio: ['ignore', 'pipe', 'inherit'],
           });
           child.stdout?.on('data', (chunk: Buffer) => {

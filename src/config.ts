@@ -100,7 +100,10 @@ const DEFAULTS: Config = {
   receiveWindow: 4 * 1024 * 1024,
   sendBuffer: 64 * 1024 * 1024,
   shmRingBytes: 512 * 1024,
-  spinMicroseconds: 50,
+  // About two wake-ups of a blocked thread here (20-100 µs each): a shorter spin lets a ping-pong
+  // fall into both sides sleeping (UCX's wake-up path is the slowest); the budget halves anyway
+  // while a peer computes (src/engine/progress.ts).
+  spinMicroseconds: 500,
   watchdogMs: undefined,
   host: undefined,
   serializer: 'msgpack',

@@ -8,12 +8,10 @@
  */
 import { Frame, FrameType } from '../src/engine/frame.js';
 import { TransportError } from '../src/errors.js';
-import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, readHeader, readUInt64, writeHeader, writeUInt64 } from './wire.js';
+import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, checkBodyCount, readHeader, readUInt64, writeHeader, writeUInt64 } from './wire.js';
 
 /** A device-level frame: the dialling endpoint introduces itself (source = its rank, payload = job id). */
 export const HELLO_FRAME = LAST_ENGINE_FRAME_TYPE + 1;
-/** More bodies than any message of ours has: a corrupt or hostile frame. */
-export const MAX_BODIES = 1 << 16;
 /** A hello's payload is a job id. */
 const MAX_HELLO_BYTES = 4096;
 /** Bodies up to this size are read element by element into a typed array of their own type (on V8's heap). */
@@ -195,15 +193,10 @@ export class FrameReader {
       this.expect({ step: 'hello', rank: frame.source }, Buffer.allocUnsafe(frame.size));
       return;
     }
-    if (frame.type === FrameType.Eager || frame.type === FrameType.Data) {
-      if (count > MAX_BODIES) throw new TransportError(`bad frame: ${count} bodies`);
-      if (count > 0) {
-        this.expect({ step: 'lengths', frame, count }, Buffer.allocUnsafe(8 * count));
-        return;
-      }
-      if (frame.size !== 0) throw new TransportError(`bad frame: no bodies in a message of ${frame.size} bytes`);
-    } else if (count !== 0) {
-      throw new TransportError(`bad frame: a control frame with ${count} bodies`);
+    checkBodyCount(frame, count);
+    if (count > 0) {
+      this.expect({ step: 'lengths', frame, count }, Buffer.allocUnsafe(8 * count));
+      return;
     }
     this.pad(frame);
   }

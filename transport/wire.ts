@@ -12,8 +12,7 @@
  * so that one message may exceed 4 GiB in total. Device-level frames (a connection's hello) use
  * types above the engine's.
  */
-import { Frame, NO_BODIES } from '../src/engine/frame.js';
-import type { FrameType } from '../src/engine/frame.js';
+import { Frame, FrameType, NO_BODIES } from '../src/engine/frame.js';
 import { TransportError } from '../src/errors.js';
 
 export const MAGIC = 0xcc;
@@ -109,6 +108,19 @@ export function readHeaderWords(words: Uint32Array, index: number): Frame {
     words[index + 5] as number,
     words[index + 6] as number,
   );
+}
+
+/** Most bodies one frame may have (a stranger's count must not make us allocate without bound). */
+export const MAX_BODIES = 1 << 16;
+
+/** Throws for a body count that does not fit the frame's type and size. */
+export function checkBodyCount(frame: Frame, count: number): void {
+  if (frame.type === FrameType.Eager || frame.type === FrameType.Data) {
+    if (count > MAX_BODIES) throw new TransportError(`bad frame: ${count} bodies`);
+    if (count === 0 && frame.size !== 0) throw new TransportError(`bad frame: no bodies in a message of ${frame.size} bytes`);
+  } else if (count !== 0) {
+    throw new TransportError(`bad frame: a control frame with ${count} bodies`);
+  }
 }
 
 export function bodyCountOf(source: Buffer, offset: number): number {

@@ -5,13 +5,12 @@
  * wire.ts's, through 32-bit words (both ends are on one host); a small typed-array body is
  * copied as its own type, so it neither passes through bytes nor leaves V8's heap.
  */
-import { FrameType } from '../../src/engine/frame.js';
 import type { Frame } from '../../src/engine/frame.js';
 import { TransportError } from '../../src/errors.js';
 import { TYPED_ARRAY_CODES, typeCodeOf, typedArrayOver, viewBytes } from '../../src/serialization/typed-arrays.js';
 import type { BinaryValue, TypedArrayView } from '../../src/serialization/typed-arrays.js';
-import { MAX_BODIES, freshBytes } from '../stream.js';
-import { HEADER_BYTES, readHeaderWords, writeHeaderWords } from '../wire.js';
+import { freshBytes } from '../stream.js';
+import { HEADER_BYTES, checkBodyCount, readHeaderWords, writeHeaderWords } from '../wire.js';
 import { RING_ALIGNMENT } from './ring.js';
 
 const TWO_TO_32 = 0x1_0000_0000;
@@ -79,10 +78,7 @@ export class RingFrames {
     const head = at / 4;
     const count = words[head + 11] as number;
     const frame = readHeaderWords(words, head);
-    const carriesBodies = frame.type === FrameType.Eager || frame.type === FrameType.Data;
-    if (!carriesBodies && count !== 0) throw new TransportError(`bad frame: a control frame with ${count} bodies`);
-    if (count > MAX_BODIES) throw new TransportError(`bad frame: ${count} bodies`);
-    if (carriesBodies && count === 0 && frame.size !== 0) throw new TransportError(`bad frame: no bodies in a message of ${frame.size} bytes`);
+    checkBodyCount(frame, count);
     const total = padded(HEADER_BYTES + 8 * count + (count === 0 ? 0 : frame.size));
     if (total > end - at) return 0;
     if (count > 0) {

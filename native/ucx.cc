@@ -1,0 +1,495 @@
+// The UCX addon: one UCP context and worker per JavaScript thread, moving whole frames between
+// endpoints as UCP tagged messages (the tag is the sender's endpoint rank). Matching, ordering and
+// the protocols of ccjs stay in its engine; UCX chooses the wire protocol of each message (eager or
+// rendezvous, zero-copy where it can) and the transport (InfiniBand, RoCE, shared memory, TCP).
+//
+// JavaScript is never called from inside a UCX callback (they only record what completed, and UCX
+// aborts on re-entrant progress): progress() returns what completed since the last call, in one
+// array, and the doorbell (the worker's event fd, watched by libuv) calls back only from libuv.
+#include <napi.h>
+#include <uv.h>
+#include <ucp/api/ucp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+enum EventKind : uint32_t { RECEIVED = 1, SENT = 2, LOST = 3 };
+
+// Messages up to this size are copied into a JavaScript ArrayBuffer; larger ones are handed over in place.
+constexpr size_t COPY_OUT_BYTES = 64 * 1024;
+
+class UcxWorker;
+
+struct Receive {
+  UcxWorker* worker;
+  uint32_t rank;
+  void* data;
+  size_t length;
+  void* request = nullptr;
+  bool done = false;
+  // Its peer was lost while it was in flight: the callback frees it.
+  bool orphan = false;
+  // Counted in the worker's operations in flight.
+  bool counted = false;
+  ucs_status_t status = UCS_OK;
+};
+
+struct Send {
+  UcxWorker* worker;
+  uint32_t rank;
+  uint32_t token;
+  std::vector<ucp_dt_iov_t> iov;
+  // The JavaScript buffers the iov points into, kept alive while UCX may read them.
+  std::vector<Napi::Reference<Napi::Value>> keep;
+};
+
+struct Peer {
+  UcxWorker* worker = nullptr;
+  uint32_t rank = 0;
+  ucp_ep_h ep = nullptr;
+  bool failed = false;
+  std::deque<Receive*> receives;
+};
+
+struct Completion {
+  uint32_t kind;
+  uint32_t rank;
+  uint32_t token;
+  ucs_status_t status;
+};
+
+Napi::Error UcxError(Napi::Env env, const std::string& what, ucs_status_t status) {
+  return Napi::Error::New(env, what + ": " + ucs_status_string(status));
+}
+
+class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "UcxWorker",
+                       {InstanceMethod("address", &UcxWorker::Address), InstanceMethod("connect", &UcxWorker::Connect),
+                        InstanceMethod("send", &UcxWorker::SendFrame), InstanceMethod("progress", &UcxWorker::Progress),
+                        InstanceMethod("arm", &UcxWorker::Arm), InstanceMethod("busy", &UcxWorker::Busy),
+                        InstanceMethod("lanes", &UcxWorker::Lanes),
+                        InstanceMethod("disconnect", &UcxWorker::Disconnect), InstanceMethod("close", &UcxWorker::Close)});
+  }
+
+  // new UcxWorker(rank, wake): `rank` tags what this endpoint sends; wake() is called from the event
+  // loop when the worker has something to progress.
+  explicit UcxWorker(const Napi::CallbackInfo& info) : Napi::ObjectWrap<UcxWorker>(info) {
+    Napi::Env env = info.Env();
+    rank_ = info[0].As<Napi::Number>().Uint32Value();
+    wake_ = Napi::Persistent(info[1].As<Napi::Function>());
+    ucp_config_t* config = nullptr;
+    ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
+    if (status != UCS_OK) throw UcxError(env, "ucp_config_read", status);
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+    status = ucp_init(&params, config, &context_);
+    ucp_config_release(config);
+    if (status != UCS_OK) throw UcxError(env, "ucp_init", status);
+    ucp_worker_params_t worker_params{};
+    worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
+    status = ucp_worker_create(context_, &worker_params, &worker_);
+    if (status != UCS_OK) {
+      ucp_cleanup(context_);
+      context_ = nullptr;
+      throw UcxError(env, "ucp_worker_create", status);
+    }
+    int fd = -1;
+    status = ucp_worker_get_efd(worker_, &fd);
+    if (status != UCS_OK) {
+      Destroy();
+      throw UcxError(env, "ucp_worker_get_efd", status);
+    }
+    uv_loop_t* loop = nullptr;
+    napi_get_uv_event_loop(env, &loop);
+    poll_ = new uv_poll_t;
+    prepare_ = new uv_prepare_t;
+    uv_poll_init(loop, poll_, fd);
+    uv_prepare_init(loop, prepare_);
+    poll_->data = prepare_->data = this;
+    // The doorbell never keeps the process alive by itself (the job's control connection does).
+    uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
+    uv_unref(reinterpret_cast<uv_handle_t*>(prepare_));
+    async_ = std::make_unique<Napi::AsyncContext>(env, "ccjs:ucx");
+  }
+
+  ~UcxWorker() override { Destroy(); }
+
+ private:
+  // address(): this worker's address, for peers to connect to.
+  Napi::Value Address(const Napi::CallbackInfo& info) {
+    ucp_worker_attr_t attr{};
+    attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
+    ucs_status_t status = ucp_worker_query(worker_, &attr);
+    if (status != UCS_OK) throw UcxError(info.Env(), "ucp_worker_query", status);
+    Napi::Buffer<uint8_t> copy = Napi::Buffer<uint8_t>::Copy(info.Env(), reinterpret_cast<uint8_t*>(attr.address), attr.address_length);
+    ucp_worker_release_address(worker_, attr.address);
+    return copy;
+  }
+
+  // connect(rank, address): an endpoint to the peer, which reports its failure (UCP_ERR_HANDLING_MODE_PEER).
+  Napi::Value Connect(const Napi::CallbackInfo& info) {
+    uint32_t rank = info[0].As<Napi::Number>().Uint32Value();
+    Napi::Uint8Array address = info[1].As<Napi::Uint8Array>();
+    if (peers_.size() <= rank) peers_.resize(rank + 1);
+    Peer& peer = peers_[rank];
+    peer.worker = this;
+    peer.rank = rank;
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.address = reinterpret_cast<const ucp_address_t*>(address.Data());
+    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb = OnPeerError;
+    params.err_handler.arg = &peer;
+    ucs_status_t status = ucp_ep_create(worker_, &params, &peer.ep);
+    if (status != UCS_OK) throw UcxError(info.Env(), "ucp_ep_create to endpoint " + std::to_string(rank), status);
+    return info.Env().Undefined();
+  }
+
+  // send(rank, parts, token): sends the parts (Uint8Arrays) as one message. True when UCX is done with
+  // them at once; otherwise progress() reports [SENT, rank, token] once they may be reused.
+  Napi::Value SendFrame(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint32_t rank = info[0].As<Napi::Number>().Uint32Value();
+    Napi::Array parts = info[1].As<Napi::Array>();
+    uint32_t token = info[2].As<Napi::Number>().Uint32Value();
+    if (rank >= peers_.size() || peers_[rank].ep == nullptr) throw Napi::Error::New(env, "no UCX endpoint to endpoint " + std::to_string(rank));
+    Peer& peer = peers_[rank];
+    auto* send = new Send{this, rank, token, {}, {}};
+    uint32_t count = parts.Length();
+    send->iov.resize(count);
+    for (uint32_t i = 0; i < count; i += 1) {
+      Napi::Uint8Array part = parts.Get(i).As<Napi::Uint8Array>();
+      send->iov[i].buffer = part.Data();
+      send->iov[i].length = part.ByteLength();
+    }
+    ucp_request_param_t params{};
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_USER_DATA;
+    params.cb.send = OnSent;
+    params.datatype = ucp_dt_make_iov();
+    params.user_data = send;
+    ucs_status_ptr_t request = ucp_tag_send_nbx(peer.ep, send->iov.data(), count, static_cast<ucp_tag_t>(rank_), &params);
+    if (request == nullptr) {
+      delete send;
+      return Napi::Boolean::New(env, true);
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+      delete send;
+      // The peer's failure comes through its error handler; the bytes are not needed any more.
+      return Napi::Boolean::New(env, true);
+    }
+    inflight_ += 1;
+    send->keep.reserve(count);
+    for (uint32_t i = 0; i < count; i += 1) send->keep.push_back(Napi::Persistent(parts.Get(i)));
+    return Napi::Boolean::New(env, false);
+  }
+
+  // progress(): advances the worker, receives what arrived, and returns what completed as a flat
+  // array [kind, rank, value, ...] (RECEIVED: an ArrayBuffer, in order per peer; SENT: the token;
+  // LOST: UCX's reason), or, when nothing completed, how many events the worker processed.
+  Napi::Value Progress(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (worker_ == nullptr) return Napi::Number::New(env, 0);
+    unsigned events = Drain();
+    if (completions_.empty()) return Napi::Number::New(env, events);
+    Napi::Array out = Napi::Array::New(env);
+    uint32_t index = 0;
+    std::vector<Completion> completions;
+    completions.swap(completions_);
+    // Losses last: a peer's messages that arrived before it was lost are delivered first.
+    std::stable_partition(completions.begin(), completions.end(), [](const Completion& completion) { return completion.kind != LOST; });
+    for (const Completion& completion : completions) {
+      switch (completion.kind) {
+        case RECEIVED: {
+          // In order: a message is handed over once those probed before it from its peer are.
+          if (completion.rank >= peers_.size()) break;
+          Peer& peer = peers_[completion.rank];
+          while (!peer.receives.empty() && peer.receives.front()->done) {
+            Receive* receive = peer.receives.front();
+            peer.receives.pop_front();
+            out.Set(index++, Napi::Number::New(env, RECEIVED));
+            out.Set(index++, Napi::Number::New(env, receive->rank));
+            out.Set(index++, receive->status == UCS_OK ? TakeBuffer(env, receive) : Napi::Value(Napi::String::New(env, ucs_status_string(receive->status))));
+            if (receive->status != UCS_OK) free(receive->data);
+            delete receive;
+          }
+          break;
+        }
+        case SENT:
+          out.Set(index++, Napi::Number::New(env, SENT));
+          out.Set(index++, Napi::Number::New(env, completion.rank));
+          out.Set(index++, Napi::Number::New(env, completion.token));
+          break;
+        case LOST:
+          out.Set(index++, Napi::Number::New(env, LOST));
+          out.Set(index++, Napi::Number::New(env, completion.rank));
+          out.Set(index++, Napi::String::New(env, ucs_status_string(completion.status)));
+          break;
+      }
+    }
+    return index == 0 ? Napi::Value(Napi::Number::New(env, events)) : Napi::Value(out);
+  }
+
+  // arm(): calls wake() from the event loop once the worker has something to progress (one call per arm).
+  Napi::Value Arm(const Napi::CallbackInfo& info) {
+    if (worker_ != nullptr && !armed_) {
+      armed_ = true;
+      // Armed just before libuv blocks: arming often reports BUSY while the worker is active.
+      uv_prepare_start(prepare_, OnPrepare);
+    }
+    return info.Env().Undefined();
+  }
+
+  // busy(): whether sends or receives are in flight. Some transports (shared memory) do not wake a
+  // sender whose data waits for room: while anything is in flight, the worker must be polled.
+  Napi::Value Busy(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), inflight_ > 0); }
+
+  // lanes(rank): UCX's description of the endpoint to `rank` (ucp_ep_print_info): which transports it uses.
+  Napi::Value Lanes(const Napi::CallbackInfo& info) {
+    uint32_t rank = info[0].As<Napi::Number>().Uint32Value();
+    if (rank >= peers_.size() || peers_[rank].ep == nullptr) return info.Env().Undefined();
+    char* text = nullptr;
+    size_t size = 0;
+    FILE* stream = open_memstream(&text, &size);
+    if (stream == nullptr) return info.Env().Undefined();
+    ucp_ep_print_info(peers_[rank].ep, stream);
+    fclose(stream);
+    Napi::String result = Napi::String::New(info.Env(), text, size);
+    free(text);
+    return result;
+  }
+
+  // disconnect(rank): drops the endpoint to a lost peer and the receives still in flight from it.
+  Napi::Value Disconnect(const Napi::CallbackInfo& info) {
+    uint32_t rank = info[0].As<Napi::Number>().Uint32Value();
+    if (rank < peers_.size()) CloseEndpoint(peers_[rank], UCP_EP_CLOSE_FLAG_FORCE);
+    return info.Env().Undefined();
+  }
+
+  // close(): flushes and closes every endpoint (a lost one by force), then the worker and the context.
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    // What arrived and was never asked for is received (and dropped with its peer), not left to UCX's warnings.
+    if (worker_ != nullptr) Drain();
+    for (Peer& peer : peers_) CloseEndpoint(peer, peer.failed ? UCP_EP_CLOSE_FLAG_FORCE : 0);
+    Destroy();
+    // Nothing of JavaScript is left for the finalizer, which may run while Node tears the environment down.
+    wake_.Reset();
+    async_.reset();
+    return info.Env().Undefined();
+  }
+
+  void CloseEndpoint(Peer& peer, uint32_t flags) {
+    if (peer.ep == nullptr) return;
+    for (Receive* receive : peer.receives) Abandon(receive);
+    peer.receives.clear();
+    ucp_request_param_t params{};
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    params.flags = flags;
+    ucs_status_ptr_t request = ucp_ep_close_nbx(peer.ep, &params);
+    peer.ep = nullptr;
+    if (request == nullptr || UCS_PTR_IS_ERR(request)) return;
+    // A flush waits for the peer; bounded, then forced.
+    for (int round = 0; round < 200000 && ucp_request_check_status(request) == UCS_INPROGRESS; round += 1) ucp_worker_progress(worker_);
+    if (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_request_cancel(worker_, request);
+    ucp_request_free(request);
+  }
+
+  // A receive whose peer is gone: freed now if done, else by its callback once UCX cancels it.
+  void Abandon(Receive* receive) {
+    if (receive->done) {
+      free(receive->data);
+      delete receive;
+      return;
+    }
+    receive->orphan = true;
+    if (receive->request != nullptr) ucp_request_cancel(worker_, receive->request);
+  }
+
+  void Destroy() {
+    if (poll_ != nullptr) {
+      uv_close(reinterpret_cast<uv_handle_t*>(poll_), [](uv_handle_t* handle) { delete reinterpret_cast<uv_poll_t*>(handle); });
+      uv_close(reinterpret_cast<uv_handle_t*>(prepare_), [](uv_handle_t* handle) { delete reinterpret_cast<uv_prepare_t*>(handle); });
+      poll_ = nullptr;
+      prepare_ = nullptr;
+    }
+    if (worker_ != nullptr) {
+      for (Peer& peer : peers_) peer.ep = nullptr;
+      Drain();
+      for (Peer& peer : peers_) {
+        for (Receive* receive : peer.receives) Abandon(receive);
+        peer.receives.clear();
+      }
+      ucp_worker_progress(worker_);
+      ucp_worker_destroy(worker_);
+      worker_ = nullptr;
+    }
+    if (context_ != nullptr) {
+      ucp_cleanup(context_);
+      context_ = nullptr;
+    }
+  }
+
+  // Progresses until the worker is idle (bounded), posting a receive for each message that arrived.
+  unsigned Drain() {
+    unsigned events = 0;
+    for (int round = 0; round < 64; round += 1) {
+      unsigned now = ucp_worker_progress(worker_);
+      unsigned received = ReceiveArrived();
+      events += now + received;
+      if (now == 0 && received == 0) break;
+    }
+    // Receives a lost peer will never finish are cancelled (they belong to the worker, not the
+    // endpoint); what it finished before it went is still handed over, before the loss.
+    for (Peer* peer : lost_) {
+      for (Receive* receive : peer->receives) {
+        if (!receive->done && receive->request != nullptr) ucp_request_cancel(worker_, receive->request);
+      }
+    }
+    lost_.clear();
+    return events;
+  }
+
+  unsigned ReceiveArrived() {
+    unsigned count = 0;
+    ucp_tag_recv_info_t info{};
+    for (;;) {
+      ucp_tag_message_h message = ucp_tag_probe_nb(worker_, 0, 0, 1, &info);
+      if (message == nullptr) return count;
+      count += 1;
+      uint32_t rank = static_cast<uint32_t>(info.sender_tag);
+      auto* receive = new Receive{this, rank, malloc(info.length > 0 ? info.length : 1), info.length};
+      bool known = rank < peers_.size() && peers_[rank].ep != nullptr;
+      if (known) peers_[rank].receives.push_back(receive);
+      else receive->orphan = true;  // not from a peer of ours: received and dropped
+      ucp_request_param_t params{};
+      params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+      params.cb.recv = OnReceived;
+      params.user_data = receive;
+      ucs_status_ptr_t request = ucp_tag_msg_recv_nbx(worker_, receive->data, info.length, message, &params);
+      if (request == nullptr) {
+        Complete(receive, UCS_OK);
+      } else if (UCS_PTR_IS_ERR(request)) {
+        Complete(receive, UCS_PTR_STATUS(request));
+      } else if (!receive->done) {
+        receive->request = request;
+        receive->counted = true;
+        inflight_ += 1;
+      }
+    }
+  }
+
+  // A receive finished (not in a callback's stack when called from ReceiveArrived).
+  void Complete(Receive* receive, ucs_status_t status) {
+    if (receive->counted) inflight_ -= 1;
+    receive->counted = false;
+    if (receive->orphan) {
+      free(receive->data);
+      delete receive;
+      return;
+    }
+    receive->done = true;
+    receive->status = status;
+    receive->request = nullptr;
+    completions_.push_back({RECEIVED, receive->rank, 0, status});
+  }
+
+  Napi::Value TakeBuffer(Napi::Env env, Receive* receive) {
+    if (receive->length <= COPY_OUT_BYTES) {
+      Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, receive->length);
+      if (receive->length > 0) memcpy(buffer.Data(), receive->data, receive->length);
+      free(receive->data);
+      return buffer;
+    }
+    return Napi::ArrayBuffer::New(env, receive->data, receive->length, [](Napi::Env, void* data) { free(data); });
+  }
+
+  static void OnReceived(void* request, ucs_status_t status, const ucp_tag_recv_info_t*, void* user_data) {
+    auto* receive = static_cast<Receive*>(user_data);
+    receive->worker->Complete(receive, status);
+    ucp_request_free(request);
+  }
+
+  static void OnSent(void* request, ucs_status_t status, void* user_data) {
+    auto* send = static_cast<Send*>(user_data);
+    send->worker->inflight_ -= 1;
+    send->worker->completions_.push_back({SENT, send->rank, send->token, status});
+    // UCX calls back from inside ucp_worker_progress, which only the JavaScript thread calls: the references may go.
+    delete send;
+    ucp_request_free(request);
+  }
+
+  static void OnPeerError(void* arg, ucp_ep_h, ucs_status_t status) {
+    auto* peer = static_cast<Peer*>(arg);
+    if (peer->failed) return;
+    peer->failed = true;
+    peer->worker->lost_.push_back(peer);
+    peer->worker->completions_.push_back({LOST, peer->rank, 0, status});
+  }
+
+  static void OnPrepare(uv_prepare_t* handle) {
+    auto* self = static_cast<UcxWorker*>(handle->data);
+    uv_prepare_stop(handle);
+    for (int attempt = 0; attempt < 8; attempt += 1) {
+      self->Drain();
+      ucp_tag_recv_info_t info{};
+      bool waiting = !self->completions_.empty() || ucp_tag_probe_nb(self->worker_, 0, 0, 0, &info) != nullptr;
+      if (waiting) break;
+      ucs_status_t status = ucp_worker_arm(self->worker_);
+      if (status == UCS_OK) {
+        uv_poll_start(self->poll_, UV_READABLE, OnReadable);
+        return;
+      }
+      if (status != UCS_ERR_BUSY) break;
+    }
+    self->Wake();
+  }
+
+  static void OnReadable(uv_poll_t* handle, int, int) {
+    auto* self = static_cast<UcxWorker*>(handle->data);
+    uv_poll_stop(handle);
+    self->Wake();
+  }
+
+  void Wake() {
+    armed_ = false;
+    if (wake_.IsEmpty()) return;
+    Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    wake_.MakeCallback(Value(), {}, *async_);
+  }
+
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  uv_poll_t* poll_ = nullptr;
+  uv_prepare_t* prepare_ = nullptr;
+  bool armed_ = false;
+  size_t inflight_ = 0;
+  Napi::FunctionReference wake_;
+  std::unique_ptr<Napi::AsyncContext> async_;
+  uint32_t rank_ = 0;
+  // A deque: peers added later leave the addresses of earlier ones (their error handlers' argument) valid.
+  std::deque<Peer> peers_;
+  std::vector<Peer*> lost_;
+  std::vector<Completion> completions_;
+};
+
+}  // namespace
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("UcxWorker", UcxWorker::Define(env));
+  exports.Set("version", Napi::String::New(env, ucp_get_version_string()));
+  return exports;
+}
+
+NODE_API_MODULE(ccjs_ucx, Init)

@@ -1,0 +1,227 @@
+/**
+ * The UCX device: InfiniBand, RoCE, shared memory or TCP, whichever UCX finds (UCX_TLS chooses), for
+ * endpoints on different hosts (or any pair, when configured). Each endpoint has a UCP worker
+ * (native/ucx.cc); a frame travels as one tagged message, the tag being the sender's rank, and
+ * UCX picks eager or rendezvous for it. Frames from one peer are handed to the engine in the order
+ * they were sent.
+ *
+ * Waiting: the engine's progress engine polls this device while a call waits; when it stops, the
+ * worker's event fd is armed and libuv wakes the device (or, while messages are in flight, the
+ * event loop polls it). A lost peer is reported by UCX (peer
+ * error handling, with a short keepalive so that a silent death is found within about a second);
+ * a timer progresses the worker now and then so that keepalives flow while nothing else happens.
+ */
+import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
+import { FrameType } from '../../src/engine/frame.js';
+import type { Frame } from '../../src/engine/frame.js';
+import { progressEngine } from '../../src/engine/progress.js';
+import type { PollingDevice } from '../../src/engine/progress.js';
+import { ConfigError, TransportError } from '../../src/errors.js';
+import { messageParts, readMessage, wholeMessage } from './frames.js';
+import { UCX_LOST, UCX_RECEIVED, UCX_SENT } from './native.js';
+import type { UcxNative, UcxWorker } from './native.js';
+
+/** How often the worker is progressed while nothing else does it (keepalives, missed wake-ups). */
+const SAFETY_PROGRESS_MS = 100;
+
+/** UCX transports that move bytes through memory; a pair on one host without any runs slower than it should. */
+const MEMORY_TRANSPORTS = ['posix', 'sysv', 'cma', 'knem', 'xpmem', 'self'];
+
+export interface UcxDeviceOptions {
+  readonly rank: number;
+  /** This endpoint's host identity (endpoints with the same one share memory). */
+  readonly host: string;
+  readonly timeoutMs: number;
+  readonly native: UcxNative;
+  /** Where the lanes of each peer are told (CCJS_TRACE), if anywhere. */
+  readonly trace: ((line: string) => void) | undefined;
+}
+
+/** The record an endpoint publishes for this device. */
+export interface UcxAddress {
+  /** The worker's address, base64. */
+  readonly worker: string;
+  readonly host: string;
+}
+
+function parseUcxAddress(record: unknown, rank: number): UcxAddress {
+  const { worker, host } = (record ?? {}) as { worker?: unknown; host?: unknown };
+  if (typeof worker !== 'string' || typeof host !== 'string') throw new ConfigError(`endpoint ${rank} published no usable ucx address (${JSON.stringify(record)})`);
+  return { worker, host };
+}
+
+/** Whether UCX_TLS lets UCX use `transport` (or one of the aliases that include it). */
+function allowed(transport: string, aliases: readonly string[]): boolean {
+  const list = (process.env.UCX_TLS ?? 'all').split(',').map((entry) => entry.trim());
+  if (list[0]?.startsWith('^')) return !list.some((entry) => entry.replace(/^\^/, '') === transport);
+  return list.some((entry) => entry === transport || aliases.includes(entry));
+}
+
+/** UCX's defaults tuned for ccjs, unless the user set them: a lost peer found within about a second, also over shared memory. */
+function setUcxDefaults(): void {
+  process.env.UCX_KEEPALIVE_INTERVAL ??= '1s';
+  // Peer error handling otherwise moves shared-memory pairs onto TCP without a word. (Set only
+  // for transports UCX_TLS allows: UCX warns of variables no transport reads.)
+  for (const transport of ['posix', 'sysv']) {
+    if (allowed(transport, ['all', 'sm', 'shm', 'mm'])) process.env[`UCX_${transport.toUpperCase()}_ERROR_HANDLING`] ??= 'y';
+  }
+}
+
+/** The transports of each lane in UCX's description of an endpoint ("lane[0]:  3:posix/memory.0 ..."). */
+export function laneTransports(description: string): string[] {
+  const transports = new Set<string>();
+  for (const match of description.matchAll(/lane\[\d+\]:\s+\d+:([\w-]+)\//g)) transports.add(match[1] as string);
+  return [...transports];
+}
+
+export class UcxDevice implements Device, PollingDevice {
+  readonly name = 'ucx';
+  readonly copyLimit = 64 * 1024;
+  readonly address: UcxAddress;
+  private readonly worker: UcxWorker;
+  private host: DeviceHost | undefined;
+  private readonly peers = new Set<number>();
+  /** Sends UCX still reads from, by token; large ones with the engine's releasable. */
+  private readonly inFlight = new Map<number, Releasable | undefined>();
+  private nextToken = 0;
+  private polling = false;
+  private pollScheduled = false;
+  private closed = false;
+  private safety: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: UcxDeviceOptions) {
+    setUcxDefaults();
+    this.worker = new options.native.UcxWorker(options.rank, () => this.woken());
+    this.address = { worker: Buffer.from(this.worker.address()).toString('base64'), host: options.host };
+  }
+
+  async connect(peers: readonly DevicePeer[], host: DeviceHost): Promise<void> {
+    if (peers.length === 0) return;
+    this.host = host;
+    for (const peer of peers) {
+      const address = parseUcxAddress(peer.address, peer.rank);
+      this.worker.connect(peer.rank, Buffer.from(address.worker, 'base64'));
+      this.peers.add(peer.rank);
+      this.tellLanes(peer.rank, address.host === this.options.host);
+    }
+    progressEngine.register(this);
+    this.safety = setInterval(() => this.progress(), SAFETY_PROGRESS_MS);
+    this.safety.unref();
+    this.worker.arm();
+  }
+
+  /** Says which transports carry each peer (CCJS_TRACE), and warns of a pair on one host that UCX put on the network. */
+  private tellLanes(peer: number, sameHost: boolean): void {
+    const transports = laneTransports(this.worker.lanes(peer) ?? '');
+    this.options.trace?.(`ccjs trace: ucx endpoint ${this.options.rank} → endpoint ${peer}: lanes on ${transports.join(', ') || 'nothing yet'}`);
+    const memoryAllowed = MEMORY_TRANSPORTS.some((transport) => allowed(transport, ['all', 'sm', 'shm', 'mm']));
+    if (sameHost && memoryAllowed && transports.length > 0 && !transports.some((transport) => MEMORY_TRANSPORTS.includes(transport))) {
+      process.stderr.write(`ccjs: warning: endpoints ${this.options.rank} and ${peer} share a host, but UCX carries them on ${transports.join(', ')}, not shared memory (UCX_TLS=${process.env.UCX_TLS ?? 'all'})\n`);
+    }
+  }
+
+  send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean {
+    if (!this.peers.has(peer)) throw new TransportError(`ucx device of endpoint ${this.options.rank}: no endpoint to endpoint ${peer}`);
+    const copied = frame.size <= this.copyLimit;
+    const token = (this.nextToken = (this.nextToken + 1) >>> 0);
+    if (this.worker.send(peer, copied ? wholeMessage(frame) : messageParts(frame), token)) return true;
+    this.inFlight.set(token, copied ? undefined : releasable);
+    return copied || releasable === undefined;
+  }
+
+  /** Hands what completed to the engine; returns how much moved. */
+  progress(): number {
+    // A frame being delivered may make a call wait, which polls: later frames must wait their turn.
+    if (this.polling || this.closed) return 0;
+    this.polling = true;
+    try {
+      const events = this.worker.progress();
+      if (typeof events === 'number') return events;
+      for (let i = 0; i < events.length; i += 3) this.handle(events[i] as number, events[i + 1] as number, events[i + 2] as number | string | ArrayBuffer);
+      return events.length / 3;
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private handle(kind: number, peer: number, value: number | string | ArrayBuffer): void {
+    switch (kind) {
+      case UCX_RECEIVED: {
+        if (!this.peers.has(peer)) return;
+        if (typeof value === 'string') {
+          this.host?.lost(peer, new TransportError(`a receive from it failed in UCX: ${value}`));
+          return;
+        }
+        let frame: Frame;
+        try {
+          frame = readMessage(value as ArrayBuffer);
+        } catch (error) {
+          this.host?.lost(peer, error as Error);
+          return;
+        }
+        this.host?.deliver(peer, frame);
+        // The peer closed on purpose (the engine saw its Goodbye first).
+        if (frame.type === FrameType.Goodbye) this.host?.lost(peer, new TransportError('closed'));
+        return;
+      }
+      case UCX_SENT: {
+        const releasable = this.inFlight.get(value as number);
+        this.inFlight.delete(value as number);
+        releasable?.released();
+        return;
+      }
+      case UCX_LOST:
+        if (this.peers.has(peer)) this.host?.lost(peer, new TransportError(`UCX reports it unreachable: ${String(value)}`));
+        return;
+    }
+  }
+
+  /** A spin found nothing: let the event loop wake this device. */
+  sleep(): void {
+    this.idle();
+  }
+
+  private woken(): void {
+    this.progress();
+    this.idle();
+  }
+
+  /**
+   * Between calls: sleep on the worker's event fd, or, while messages are in flight (shared memory
+   * does not wake a sender whose data waits for room), poll from the event loop without blocking it.
+   */
+  private idle(): void {
+    if (this.closed) return;
+    if (!this.worker.busy()) {
+      this.worker.arm();
+      return;
+    }
+    if (this.pollScheduled) return;
+    this.pollScheduled = true;
+    setImmediate(() => {
+      this.pollScheduled = false;
+      this.woken();
+    });
+  }
+
+  disconnect(peer: number): void {
+    if (!this.peers.delete(peer)) return;
+    this.worker.disconnect(peer);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    clearInterval(this.safety);
+    progressEngine.unregister(this);
+    // What was sent (a Goodbye at least) goes out before the endpoints close.
+    const deadline = Date.now() + this.options.timeoutMs;
+    while (this.inFlight.size > 0 && this.peers.size > 0 && Date.now() < deadline) {
+      this.progress();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.closed = true;
+    this.peers.clear();
+    this.host = undefined;
+    this.worker.close();
+  }
+}
