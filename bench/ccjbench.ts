@@ -1,5 +1,5 @@
 /**
- * ccjbench: the micro-benchmark suite of seed 004, section 3, for ccjs. Ping-pong (sendSync and
+ * ccjbench: the micro-benchmark suite of Taboada, Touriño and Doallo, Performance Analysis of Message-Passing Libraries on High-Speed Clusters, section 3, for ccjs. Ping-pong (sendSync and
  * sendAsync, half round trip) and every collective with every registered algorithm, over message
  * sizes and member counts; each member count is a job of that many processes (TCP between them).
  * A repetition starts after a barrier and takes the slowest member's time; the result is the
@@ -18,15 +18,17 @@ import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup } from '../src/index.js';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
+import { algorithmName } from '../src/collectives/selection.js';
 import { messageBytes } from '../src/collectives/message-size.js';
 import { Reductions } from '../reduction/index.js';
 import type { Located, ReductionObject } from '../reduction/index.js';
 import { DividableArray } from '../dividable/dividable-array.js';
 import { runJob } from './job.js';
-import { Progress } from './progress.js';
+import { Progress, warnIfLoaded } from './progress.js';
 import { lineChart } from './svg.js';
-import type { ChartSeries } from './svg.js';
-import { aggregationFactor, fitSeries, hockneyTime, linearModelTime, modelTable, peakTable } from './model.js';
+import type { YAxisKind } from './svg.js';
+import { formatBytes } from './units.js';
+import { aggregationFactor, fitSeries, formatNumber, hockneyTime, linearModelTime, modelTable, peakTable } from './model.js';
 import type { ModelFit, Primitive, Series } from './model.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -45,7 +47,7 @@ export interface Measurement {
   readonly algorithm: string;
   readonly payload: PayloadKind;
   readonly members: number;
-  /** Message length n as seed 004 counts it: the whole buffer a member passes (all blocks, for dividable data). */
+  /** Message length n as the performance-model paper counts it: the whole buffer a member passes (all blocks, for dividable data). */
   readonly bytes: number;
   /** The per-member size the algorithm selection keys on (a block, for scatter, gather, allGather, allToAll). */
   readonly selectionBytes: number;
@@ -84,7 +86,7 @@ const OBJECT_BYTES = 24;
 /** The full suite and the quick one; flags override either. */
 const PRESETS = {
   full: {
-    sizes: [0, ...Array.from({ length: 13 }, (_, i) => 4 ** i)], // 0, 1, 4, ... 16 MiB: the seed's powers of four
+    sizes: [0, ...Array.from({ length: 13 }, (_, i) => 4 ** i)], // 0, 1, 4, ... 16 MiB: the paper's powers of four
     members: [2, 3, 4],
     repetitions: 10,
     budgetMicroseconds: 1_000_000,
@@ -98,12 +100,6 @@ const PRESETS = {
     objectSizeLimit: 64 * KIB,
   },
 } as const;
-
-export function formatBytes(bytes: number): string {
-  if (bytes >= MIB && bytes % MIB === 0) return `${bytes / MIB} MiB`;
-  if (bytes >= KIB && bytes % KIB === 0) return `${bytes / KIB} KiB`;
-  return `${bytes} B`;
-}
 
 // ---------- what runs ----------
 
@@ -124,6 +120,22 @@ interface Point {
   readonly payload: PayloadKind;
   readonly bytes: number;
 }
+
+/** What rank 0 prints after each point, so that the command that started the job can show its progress. */
+const POINT_DONE = 'ccjbench point done';
+
+/**
+ * A guess of the µs a point takes, for the ETA only: a repetition (barrier, call, allReduce of
+ * the time) of about 1 ms plus 2 ns per byte of typed payload or 50 ns per byte of objects,
+ * for the warm-up and the repetitions the budget allows.
+ */
+function estimatedMicroseconds(plan: SuitePlan, point: Point): number {
+  const repetition = 1000 + (point.payload === 'object' ? 0.05 : 0.002) * point.bytes;
+  return repetition * (1 + Math.min(repetitionsFor(plan, point.bytes), Math.max(MIN_REPETITIONS, plan.budgetMicroseconds / repetition)));
+}
+
+/** µs a job takes to start its processes and form its group, for the ETA. */
+const JOB_START_MICROSECONDS = 500_000;
 
 /** The points a job of `members` processes measures, in order (every rank computes the same list). */
 function pointsOf(plan: SuitePlan, members: number): Point[] {
@@ -156,7 +168,7 @@ function emptyLike(payload: Payload, length = payload.length): Payload {
   return payload instanceof Float64Array ? new Float64Array(length) : new Uint8Array(length);
 }
 
-/** Double-precision addition as in the seed for typed arrays; MAXLOC, element-wise, for the objects. */
+/** Double-precision addition as in the paper for typed arrays; MAXLOC, element-wise, for the objects. */
 function reductionFor(kind: PayloadKind): ReductionObject<Payload> {
   return (kind === 'typed' ? Reductions.SUM : Reductions.MAXLOC) as unknown as ReductionObject<Payload>;
 }
@@ -191,36 +203,56 @@ const CALLS: { readonly [P in Primitive]: (setup: CallSetup) => PreparedCall } =
         : async () => send(group, await member.receive(group, 0), 0);
     return { selectionBytes: messageBytes(data), divisor: 2, run };
   },
-  barrier: ({ member, group, algorithm }) => ({ selectionBytes: 0, divisor: 1, run: () => member.barrier(group, { algorithm }) }),
-  broadcast: ({ member, group, data, algorithm }) => ({ selectionBytes: messageBytes(data), divisor: 1, run: () => member.broadcast(group, data, 0, { algorithm }) }),
-  reduce: ({ member, group, data, op, algorithm }) => ({ selectionBytes: messageBytes(data), divisor: 1, run: () => member.reduce(group, data, op, 0, { algorithm }) }),
-  allReduce: ({ member, group, data, op, algorithm }) => ({ selectionBytes: messageBytes(data), divisor: 1, run: () => member.allReduce(group, data, op, { algorithm }) }),
-  scan: ({ member, group, data, op, algorithm }) => ({ selectionBytes: messageBytes(data), divisor: 1, run: () => member.scan(group, data, op, { algorithm }) }),
+  barrier: ({ member, group, algorithm }) => {
+    const options = { algorithm: algorithmName('barrier', algorithm, '--algorithms') };
+    return { selectionBytes: 0, divisor: 1, run: () => member.barrier(group, options) };
+  },
+  broadcast: ({ member, group, data, algorithm }) => {
+    const options = { algorithm: algorithmName('broadcast', algorithm, '--algorithms') };
+    return { selectionBytes: messageBytes(data), divisor: 1, run: () => member.broadcast(group, data, 0, options) };
+  },
+  reduce: ({ member, group, data, op, algorithm }) => {
+    const options = { algorithm: algorithmName('reduce', algorithm, '--algorithms') };
+    return { selectionBytes: messageBytes(data), divisor: 1, run: () => member.reduce(group, data, op, 0, options) };
+  },
+  allReduce: ({ member, group, data, op, algorithm }) => {
+    const options = { algorithm: algorithmName('allReduce', algorithm, '--algorithms') };
+    return { selectionBytes: messageBytes(data), divisor: 1, run: () => member.allReduce(group, data, op, options) };
+  },
+  scan: ({ member, group, data, op, algorithm }) => {
+    const options = { algorithm: algorithmName('scan', algorithm, '--algorithms') };
+    return { selectionBytes: messageBytes(data), divisor: 1, run: () => member.scan(group, data, op, options) };
+  },
   scatter: ({ member, group, rank, data, algorithm }) => {
     const whole = new DividableArray(data);
-    return { selectionBytes: messageBytes(whole.elementAt(rank, group.size())), divisor: 1, run: () => member.scatter(group, whole, 0, { algorithm }) };
+    const options = { algorithm: algorithmName('scatter', algorithm, '--algorithms') };
+    return { selectionBytes: messageBytes(whole.elementAt(rank, group.size())), divisor: 1, run: () => member.scatter(group, whole, 0, options) };
   },
   gather: ({ member, group, rank, data, algorithm }) => {
     const block = new DividableArray(data).elementAt(rank, group.size());
     const result = rank === 0 ? new DividableArray(emptyLike(data)) : null;
-    return { selectionBytes: messageBytes(block), divisor: 1, run: () => member.gather(group, result, block, 0, { algorithm }) };
+    const options = { algorithm: algorithmName('gather', algorithm, '--algorithms') };
+    return { selectionBytes: messageBytes(block), divisor: 1, run: () => member.gather(group, result, block, 0, options) };
   },
   allGather: ({ member, group, rank, data, algorithm }) => {
     const block = new DividableArray(data).elementAt(rank, group.size());
     const result = new DividableArray(emptyLike(data));
-    return { selectionBytes: messageBytes(block), divisor: 1, run: () => member.allGather(group, result, block, { algorithm }) };
+    const options = { algorithm: algorithmName('allGather', algorithm, '--algorithms') };
+    return { selectionBytes: messageBytes(block), divisor: 1, run: () => member.allGather(group, result, block, options) };
   },
   allToAll: ({ member, group, rank, data, algorithm }) => {
     const send = new DividableArray(data);
     const mine = send.elementAt(rank, group.size());
     // Every sender's block `rank` is as long as this member's own block; the result holds one per sender.
     const result = new DividableArray(emptyLike(data, mine.length * group.size()));
-    return { selectionBytes: messageBytes(mine), divisor: 1, run: () => member.allToAll(group, send, result, { algorithm }) };
+    const options = { algorithm: algorithmName('allToAll', algorithm, '--algorithms') };
+    return { selectionBytes: messageBytes(mine), divisor: 1, run: () => member.allToAll(group, send, result, options) };
   },
   reduceScatter: ({ member, group, data, op, algorithm }) => {
     const whole = new DividableArray(data);
     const blocks = Array.from({ length: group.size() }, (_, index) => whole.elementAt(index, group.size()));
-    return { selectionBytes: messageBytes(blocks), divisor: 1, run: () => member.reduceScatter(group, whole, op, { algorithm }) };
+    const options = { algorithm: algorithmName('reduceScatter', algorithm, '--algorithms') };
+    return { selectionBytes: messageBytes(blocks), divisor: 1, run: () => member.reduceScatter(group, whole, op, options) };
   },
 };
 
@@ -238,16 +270,13 @@ class BenchMember extends ColMember {
     const group = await this.master.getGroup('ccjbench', this.master.getNumberOfCpus());
     const rank = group.getRank(this);
     const members = group.size();
-    const points = pointsOf(this.plan, members);
-    const progress = rank === 0 ? new Progress(`ccjbench ${members} members`, points.length) : undefined;
-    for (const point of points) {
+    for (const point of pointsOf(this.plan, members)) {
       const data = payloadOf(point.payload, point.bytes, rank);
       const call = CALLS[point.primitive]({ member: this, group, rank, data, op: reductionFor(point.payload), algorithm: point.algorithm });
       const { microseconds, repetitions } = await this.best(group, call, repetitionsFor(this.plan, point.bytes));
       this.measurements.push({ ...point, members, selectionBytes: call.selectionBytes, microseconds, repetitions });
-      progress?.tick(`${point.primitive} ${point.algorithm} ${point.payload} ${formatBytes(point.bytes)}`);
+      if (rank === 0) process.stdout.write(`${POINT_DONE}\n`);
     }
-    progress?.finish();
   }
 
   /** Minimum over repetitions of the slowest member's time; every rank sees the same slowest times, so all stop together. */
@@ -258,7 +287,7 @@ class BenchMember extends ColMember {
     let spent = 0;
     let done = 0;
     while (done < repetitions && (done < MIN_REPETITIONS || spent < this.plan.budgetMicroseconds)) {
-      await this.barrier(group); // no overlap with the previous repetition (the seed's pipelining caveat)
+      await this.barrier(group); // no overlap with the previous repetition (the paper's pipelining caveat)
       const start = process.hrtime.bigint();
       await call.run();
       const mine = Number(process.hrtime.bigint() - start) / 1000 / call.divisor;
@@ -280,14 +309,38 @@ async function runRank(plan: SuitePlan): Promise<void> {
   if (master.rank === 0) process.stdout.write(`${JSON.stringify(member.measurements)}\n`);
 }
 
-/** Runs the plan: one job per member count, each a set of real processes. */
-export async function runSuite(plan: SuitePlan): Promise<Measurement[]> {
+/** Calls `onLine` with each whole line of a text that arrives in chunks. */
+function lineReader(onLine: (line: string) => void): (chunk: string) => void {
+  let pending = '';
+  return (chunk) => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop() as string;
+    lines.forEach(onLine);
+  };
+}
+
+/**
+ * Runs the plan: one job per member count, each a set of real processes, under one progress
+ * bar titled `command`; warns first when the machine is too busy to measure.
+ */
+export async function runSuite(plan: SuitePlan, command: string): Promise<Measurement[]> {
+  warnIfLoaded();
+  const jobs = plan.members.map((members) => ({ members, points: pointsOf(plan, members) })).filter((job) => job.points.length > 0);
+  const total = jobs.reduce((sum, job) => sum + JOB_START_MICROSECONDS + job.points.reduce((points, point) => points + estimatedMicroseconds(plan, point), 0), 0);
+  const progress = new Progress(command, total);
   const measurements: Measurement[] = [];
-  for (const members of plan.members) {
-    if (pointsOf(plan, members).length === 0) continue;
-    const output = await runJob(SCRIPT, members, ['rank', JSON.stringify(plan)], plan.transport);
+  for (const { members, points } of jobs) {
+    let next = 0;
+    const onLine = (line: string) => {
+      if (line !== POINT_DONE) return;
+      const point = points[next];
+      progress.tick(`p=${members} ${point.primitive} ${point.algorithm} ${point.payload} ${formatBytes(point.bytes)}`, (next === 0 ? JOB_START_MICROSECONDS : 0) + estimatedMicroseconds(plan, point));
+      next += 1;
+    };
+    const output = await runJob(SCRIPT, members, ['rank', JSON.stringify(plan)], plan.transport, lineReader(onLine));
     measurements.push(...(JSON.parse(output.trim().split('\n').pop() as string) as Measurement[]));
   }
+  progress.finish();
   return measurements;
 }
 
@@ -431,40 +484,57 @@ function latencyTables(measurements: readonly Measurement[]): string {
   return sections.join('\n\n');
 }
 
-/** MB/s moved by the whole operation: f(p)·n / T (seed 004's aggregated bandwidth). */
+/** MB/s moved by the whole operation: f(p)·n / T (the performance-model paper's aggregated bandwidth). */
 const aggregatedBandwidth = (primitive: Primitive, members: number, bytes: number, microseconds: number) => (aggregationFactor(primitive, members) * bytes) / microseconds;
 
 /** The primitives whose measured, modelled and Hockney bandwidths are plotted against each other (first algorithm, typed, most members). */
 const MODEL_PLOTS: readonly Primitive[] = ['pingpong', 'broadcast', 'allReduce'];
 
+const SIZE_LABEL = 'message size n';
+
+/** The model plot's legend: each model's parameters and error, so that coinciding curves (ti = 0) explain themselves. */
+function modelNames(fit: ModelFit): { linear: string; hockney: string } {
+  const nanoseconds = (tb: number) => `${formatNumber(tb * 1000)} ns/B`;
+  const error = (value: number) => `average error ${(100 * value).toFixed(1)}%`;
+  return {
+    linear: `linear model: t0 ${formatNumber(fit.linear.t0)} µs, ti ${formatNumber(fit.linear.ti)} µs, tb ${nanoseconds(fit.linear.tb)} (${error(fit.linearError)})`,
+    hockney: `Hockney: t0 ${formatNumber(fit.hockney.t0)} µs, tb ${nanoseconds(fit.hockney.tb)} (${error(fit.hockneyError)})`,
+  };
+}
+
 /** Per primitive and payload at the most members: time and aggregated bandwidth, one line per algorithm; the barrier by member count; then the model plots. */
 function charts(measurements: readonly Measurement[], fits: readonly ModelFit[]): Map<string, string> {
   const files = new Map<string, string>();
-  const xLabel = 'message size n (bytes)';
   for (const primitive of unique(measurements.map((m) => m.primitive))) {
+    if (primitive === 'barrier') continue;
     const members = Math.max(...measurements.filter((m) => m.primitive === primitive).map((m) => m.members));
     const where = `${primitive}, ${members} ${primitive === 'pingpong' ? 'processes' : 'members'}`;
     for (const payload of unique(measurements.filter((m) => m.primitive === primitive).map((m) => m.payload))) {
       const rows = measurements.filter((m) => m.primitive === primitive && m.members === members && m.payload === payload);
-      const lines = (y: (m: Measurement) => number): ChartSeries[] =>
-        unique(rows.map((m) => m.algorithm)).map((algorithm) => ({
-          name: algorithm,
-          points: rows.filter((m) => m.algorithm === algorithm).sort((a, b) => a.bytes - b.bytes).map((m) => [m.bytes, y(m)] as const),
-        }));
-      const title = `${where}, ${payload} payload`;
-      if (!rows.some((m) => m.bytes > 0)) continue; // nothing to draw on a logarithmic size axis
-      files.set(`${primitive}-${payload}-latency.svg`, lineChart({ title: `${title}: time`, xLabel, yLabel: 'µs', logY: true, series: lines((m) => m.microseconds) }));
-      const bandwidth = lines((m) => aggregatedBandwidth(primitive, m.members, m.bytes, m.microseconds));
-      files.set(`${primitive}-${payload}-bandwidth.svg`, lineChart({ title: `${title}: f(p)·n/T`, xLabel, yLabel: 'MB/s', logY: false, series: bandwidth }));
+      if (unique(rows.map((m) => m.bytes)).length < 2) continue; // one size makes no line
+      const chart = (y: YAxisKind, yLabel: string, value: (m: Measurement) => number, what: string) =>
+        lineChart({
+          title: `${where}, ${payload} payload: ${what}`,
+          x: 'bytes',
+          xLabel: SIZE_LABEL,
+          y,
+          yLabel,
+          series: unique(rows.map((m) => m.algorithm)).map((algorithm) => ({
+            name: algorithm,
+            points: rows.filter((m) => m.algorithm === algorithm).sort((a, b) => a.bytes - b.bytes).map((m) => [m.bytes, value(m)] as const),
+          })),
+        });
+      files.set(`${primitive}-${payload}-latency.svg`, chart('time', 'time T (slowest member, best repetition)', (m) => m.microseconds, 'time'));
+      files.set(`${primitive}-${payload}-bandwidth.svg`, chart('bandwidth', 'aggregated bandwidth f(p)·n/T', (m) => aggregatedBandwidth(primitive, m.members, m.bytes, m.microseconds), 'bandwidth'));
     }
   }
   const barriers = measurements.filter((m) => m.primitive === 'barrier');
-  if (barriers.length > 0) {
+  if (unique(barriers.map((m) => m.members)).length > 1) {
     const series = unique(barriers.map((m) => m.algorithm)).map((algorithm) => ({
       name: algorithm,
       points: barriers.filter((m) => m.algorithm === algorithm).sort((a, b) => a.members - b.members).map((m) => [m.members, m.microseconds] as const),
     }));
-    files.set('barrier-latency.svg', lineChart({ title: 'barrier: time by member count', xLabel: 'members p', yLabel: 'µs', logY: true, series }));
+    files.set('barrier-latency.svg', lineChart({ title: 'barrier: time by member count', x: 'members', xLabel: 'members p', y: 'time', yLabel: 'time T (slowest member, best repetition)', series }));
   }
   for (const primitive of MODEL_PLOTS) {
     const rows = measurements.filter((m) => m.primitive === primitive && m.payload === 'typed');
@@ -472,23 +542,26 @@ function charts(measurements: readonly Measurement[], fits: readonly ModelFit[])
     const members = Math.max(...rows.map((m) => m.members));
     const variant = variantOf(rows[0]);
     const fit = fits.find((f) => f.primitive === primitive && f.members === members && f.variant === variant) as ModelFit;
-    const measured = rows.filter((m) => m.members === members && variantOf(m) === variant && m.bytes > 0).sort((a, b) => a.bytes - b.bytes);
-    if (measured.length < 2) continue;
+    const measured = rows.filter((m) => m.members === members && variantOf(m) === variant).sort((a, b) => a.bytes - b.bytes);
+    const sized = measured.filter((m) => m.bytes > 0);
+    if (sized.length < 2) continue;
     // Models drawn at every half power of two across the measured sizes, so the curves are smooth.
-    const steps = Math.floor(2 * Math.log2(measured[measured.length - 1].bytes / measured[0].bytes));
-    const sizes = Array.from({ length: steps + 1 }, (_, i) => measured[0].bytes * 2 ** (i / 2));
-    const model = (name: string, time: (bytes: number) => number): ChartSeries => ({ name, points: sizes.map((bytes) => [bytes, bytes / time(bytes)] as const) });
+    const steps = Math.floor(2 * Math.log2(sized[sized.length - 1].bytes / sized[0].bytes));
+    const sizes = Array.from({ length: steps + 1 }, (_, i) => sized[0].bytes * 2 ** (i / 2));
+    const curve = (time: (bytes: number) => number) => sizes.map((bytes) => [bytes, bytes / time(bytes)] as const);
+    const names = modelNames(fit);
     files.set(
       `model-${primitive}-${rows[0].algorithm}-p${members}.svg`,
       lineChart({
-        title: `${primitive} ${variant}, p = ${members}: bandwidth n/T`,
-        xLabel,
-        yLabel: 'MB/s',
-        logY: false,
+        title: `${primitive} ${variant}, p = ${members}: bandwidth n/T, measured and modelled`,
+        x: 'bytes',
+        xLabel: SIZE_LABEL,
+        y: 'bandwidth',
+        yLabel: 'bandwidth n/T',
         series: [
           { name: 'measured', points: measured.map((m) => [m.bytes, m.bytes / m.microseconds] as const) },
-          model(`linear model (${(100 * fit.linearError).toFixed(1)}%)`, (bytes) => linearModelTime(fit.linear, bytes)),
-          model(`Hockney (${(100 * fit.hockneyError).toFixed(1)}%)`, (bytes) => hockneyTime(fit.hockney, bytes)),
+          { name: names.linear, points: curve((bytes) => linearModelTime(fit.linear, bytes)), style: 'dashed' },
+          { name: names.hockney, points: curve((bytes) => hockneyTime(fit.hockney, bytes)), style: 'wide' },
         ],
       }),
     );
@@ -496,18 +569,29 @@ function charts(measurements: readonly Measurement[], fits: readonly ModelFit[])
   return files;
 }
 
-/** Writes results.json, results.md, model.md and the plots into `directory`; returns the files' names. */
-function writeReports(directory: string, plan: SuitePlan, measurements: readonly Measurement[], fits: readonly ModelFit[]): string[] {
+/** What results.json holds: when and what was measured, and the measurements; the fits are derived from them. */
+interface SuiteRun {
+  readonly date: string;
+  readonly plan: SuitePlan;
+  readonly measurements: readonly Measurement[];
+}
+
+const RESULTS_FILE = 'results.json';
+
+/** Writes results.json, results.md, model.md and the plots into `directory`; returns the model fits and the files' names. */
+function writeReports(directory: string, run: SuiteRun): { fits: ModelFit[]; written: string[] } {
+  const { plan, measurements } = run;
+  const fits = seriesOf(measurements).map(fitSeries);
   const context = `ccjs ${plan.transport} over ${plan.members.join(', ')} processes on one machine (node ${process.version}); best of up to ${plan.repetitions}–${plan.repetitions * SMALL_MESSAGE_BOOST} repetitions, each after a barrier, slowest member`;
   const files = new Map<string, string>([
-    ['results.json', `${JSON.stringify({ date: new Date().toISOString(), plan, measurements, fits }, null, 2)}\n`],
+    [RESULTS_FILE, `${JSON.stringify({ ...run, fits }, null, 2)}\n`],
     ['results.md', `# ccjbench results\n\n${context}.\n\n${latencyTables(measurements)}\n`],
     [
       'model.md',
       [
-        '# Performance model (seed 004, section 3)',
+        '# Performance model (Taboada, Touriño and Doallo, Performance Analysis of Message-Passing Libraries on High-Speed Clusters, section 3)',
         '',
-        `${context}. T(n) = t0 + ti·tb·n/(t0 + tb·n) + tb·n against Hockney's T(n) = t0 + tb·n; error = average absolute relative error over the measured sizes. Bw_as = 1/tb, π0 = 1/t0 (the seed quotes it in KB/s), ^ag = times f(p), ^pag = maximum over p.`,
+        `${context}. T(n) = t0 + ti·tb·n/(t0 + tb·n) + tb·n against Hockney's T(n) = t0 + tb·n; error = average absolute relative error over the measured sizes. Bw_as = 1/tb, π0 = 1/t0 (the paper quotes it in KB/s), ^ag = times f(p), ^pag = maximum over p. The formulas in p keep their constant a ≥ 0 (a startup time, an intercept or a time per byte cannot be negative).`,
         '',
         '## Analytical models and peak aggregated metrics',
         '',
@@ -523,11 +607,20 @@ function writeReports(directory: string, plan: SuitePlan, measurements: readonly
   ]);
   fs.mkdirSync(directory, { recursive: true });
   for (const [name, text] of files) fs.writeFileSync(path.join(directory, name), text);
-  return [...files.keys()];
+  return { fits, written: [...files.keys()] };
+}
+
+/** The run a results.json describes, for --report. */
+function readRun(directory: string): SuiteRun {
+  const file = path.join(directory, RESULTS_FILE);
+  if (!fs.existsSync(file)) throw new UsageError(`--report redraws from ${file}, which does not exist: run ccjbench with --out ${directory} first`);
+  const { date, plan, measurements } = JSON.parse(fs.readFileSync(file, 'utf8')) as SuiteRun;
+  return { date, plan, measurements };
 }
 
 const USAGE = `usage: ccjbench [--list-algorithms] [--collectives a,b] [--algorithms x,y] [--sizes 0,4,16,...|--max-size BYTES]
-                [--members 2..N|2,3,4] [--payload typed|object|both] [--repetitions R] [--transport tcp|auto] [--out DIR] [--quick]`;
+                [--members 2..N|2,3,4] [--payload typed|object|both] [--repetitions R] [--transport tcp|auto] [--out DIR] [--quick]
+       ccjbench --report [--out DIR]     (redraw the tables and plots from DIR/results.json, without measuring)`;
 
 /** Runs a command's body unless --help asked for the usage text; usage errors print it and exit with code 2. */
 export async function withUsage(args: readonly string[], usage: string, body: () => Promise<void>): Promise<void> {
@@ -547,18 +640,24 @@ export async function withUsage(args: readonly string[], usage: string, body: ()
 export async function main(args: readonly string[]): Promise<void> {
   if (args[0] === 'rank') return runRank(JSON.parse(args[1]) as SuitePlan);
   await withUsage(args, USAGE, async () => {
-    const flags = readFlags(args, { values: [...SUITE_FLAGS.values, 'payload', 'out'], switches: [...SUITE_FLAGS.switches, 'list-algorithms'] });
+    const flags = readFlags(args, { values: [...SUITE_FLAGS.values, 'payload', 'out'], switches: [...SUITE_FLAGS.switches, 'list-algorithms', 'report'] });
     if (flags.has('list-algorithms')) {
       for (const { primitive, algorithms } of allPrimitives()) for (const algorithm of algorithms) process.stdout.write(`${primitive} ${algorithm}\n`);
       return;
     }
-    const payload = flags.get('payload') ?? 'both';
-    if (payload !== 'both' && !(PAYLOADS as readonly string[]).includes(payload)) throw new UsageError(`--payload must be typed, object or both, got '${payload}'`);
-    const plan = planFrom(flags, payload === 'both' ? PAYLOADS : [payload as PayloadKind]);
     const directory = path.resolve(flags.get('out') ?? DEFAULT_RESULTS);
-    const measurements = await runSuite(plan);
-    const fits = seriesOf(measurements).map(fitSeries);
-    const written = writeReports(directory, plan, measurements, fits);
+    let run: SuiteRun;
+    if (flags.has('report')) {
+      const unused = [...flags.keys()].find((name) => name !== 'report' && name !== 'out');
+      if (unused !== undefined) throw new UsageError(`--report redraws what results.json holds: --${unused} does not apply`);
+      run = readRun(directory);
+    } else {
+      const payload = flags.get('payload') ?? 'both';
+      if (payload !== 'both' && !(PAYLOADS as readonly string[]).includes(payload)) throw new UsageError(`--payload must be typed, object or both, got '${payload}'`);
+      const plan = planFrom(flags, payload === 'both' ? PAYLOADS : [payload as PayloadKind]);
+      run = { date: new Date().toISOString(), plan, measurements: await runSuite(plan, 'ccjbench') };
+    }
+    const { fits, written } = writeReports(directory, run);
     process.stdout.write(`${peakTable(fits)}\n\nwrote ${written.length} files to ${directory}: ${written.join(', ')}\n`);
   });
 }

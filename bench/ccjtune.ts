@@ -1,54 +1,76 @@
 /**
- * ccjtune: autotuning after seed 000, section 4.3. Runs the ccjbench suite over every algorithm
+ * ccjtune: autotuning after Taboada et al. 2010, section 4.3. Runs the ccjbench suite over every algorithm
  * of every collective (typed payloads, the sizes the selector keys on), finds which algorithm
  * wins each (size, member count) region, turns the winners into a short rule list per collective
  * (thresholds where the winner changes, neighbouring regions with the same winner merged, at
  * most MAX_RULES rules), checks the table and writes it under "collectives" into the config
- * file, keeping the file's other keys. Prints what it chose and how it compares with the
- * built-in table in each region.
+ * file, keeping the file's other keys. The built-in table's choice is a candidate of every
+ * region and stays wherever no algorithm beats it by MARGIN: tuning never keeps a rule that the
+ * built-in choice beats in the rule's own measurements. Prints what it chose and how it
+ * compares with the built-in table in each region.
  *
- *   npx ccjtune [--quick] [--out FILE] [--members 2..N] [--collectives a,b] [--algorithms x,y]
+ *   npx ccjtune [--quick] [--out FILE] [--log FILE] [--members 2..N] [--collectives a,b] [--algorithms x,y]
  *               [--sizes 0,1024,...|--max-size BYTES] [--repetitions R] [--transport tcp|auto]
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { COLLECTIVES } from '../src/collectives/algorithms.js';
 import type { CollectiveName } from '../src/collectives/algorithms.js';
+import { DEFAULT_TABLE } from '../src/collectives/default-table.js';
 import { Selector, checkTable } from '../src/collectives/selection.js';
 import type { SelectionRule, SelectionTable } from '../src/collectives/selection.js';
-import { SUITE_FLAGS, UsageError, formatBytes, isEntryPoint, planFrom, readFlags, runSuite, withUsage } from './ccjbench.js';
-import type { Measurement } from './ccjbench.js';
+import { SUITE_FLAGS, UsageError, isEntryPoint, planFrom, readFlags, runSuite, withUsage } from './ccjbench.js';
+import type { Measurement, SuitePlan } from './ccjbench.js';
+import { formatBytes } from './units.js';
 
-/** At most this many rules per collective, like the seed's tables. */
+/** At most this many rules per collective (the built-in choice counting as one), like the tables of Taboada et al. 2010. */
 const MAX_RULES = 4;
 /** Extra rules must cut the mean slowdown per cell (a log ratio) by more than this: less is measurement noise. */
 const TOLERANCE = 0.03;
 /** The log slowdown charged for an algorithm that was not measured at a point. */
 const MISSING_PENALTY = 10;
+/**
+ * A tuned rule is kept only if, in its cells, the built-in choice is nowhere faster and takes at
+ * least 1 + MARGIN times as long on average (geometric mean of best-of-repetitions times):
+ * a smaller gain is within the noise of a measurement.
+ */
+export const MARGIN = 0.05;
+/** The candidate "whatever the built-in table picks here"; no algorithm has this name. */
+export const BUILT_IN = '(built-in)';
 
-/** One (member count, size) cell: each algorithm's time. */
+/** One (member count, size) cell: each algorithm's time, and the built-in table's choice. */
 interface Cell {
   readonly members: number;
   readonly selectionBytes: number;
   readonly times: ReadonlyMap<string, number>;
+  readonly builtIn: string;
 }
 
-function cellsOf(measurements: readonly Measurement[]): Cell[] {
-  const cells = new Map<string, { members: number; selectionBytes: number; times: Map<string, number> }>();
+function cellsOf(collective: CollectiveName, measurements: readonly Measurement[]): Cell[] {
+  const builtIn = new Selector(undefined, {}, undefined);
+  const cells = new Map<string, Cell & { times: Map<string, number> }>();
   for (const m of measurements) {
     const key = `${m.members}/${m.bytes}`;
-    const cell = cells.get(key) ?? { members: m.members, selectionBytes: m.selectionBytes, times: new Map<string, number>() };
+    const choice = () => builtIn.select(collective, { bytes: m.selectionBytes, members: m.members, commutative: true, requested: undefined }).name;
+    const cell = cells.get(key) ?? { members: m.members, selectionBytes: m.selectionBytes, times: new Map<string, number>(), builtIn: choice() };
     cell.times.set(m.algorithm, Math.min(m.microseconds, cell.times.get(m.algorithm) ?? Infinity));
     cells.set(key, cell);
   }
   return [...cells.values()];
 }
 
-/** How much slower than the cell's winner `algorithm` is, as a log ratio (0 for the winner). */
+/** A cell's time for `algorithm` (for BUILT_IN, the built-in choice's), if measured. */
+const timeOf = (cell: Cell, algorithm: string) => cell.times.get(algorithm === BUILT_IN ? cell.builtIn : algorithm);
+
+/**
+ * How much slower than the cell's winner `algorithm` is, as a log ratio (0 for the winner). The
+ * built-in choice is credited with the margin, so that another algorithm must beat it clearly.
+ */
 function slowdown(cell: Cell, algorithm: string): number {
-  const time = cell.times.get(algorithm);
+  const time = timeOf(cell, algorithm);
   if (time === undefined) return MISSING_PENALTY;
-  return Math.log(Math.max(time, 1e-9) / Math.max(Math.min(...cell.times.values()), 1e-9));
+  const credit = algorithm === BUILT_IN ? Math.log(1 + MARGIN) : 0;
+  return Math.log(Math.max(time, 1e-9) / Math.max(Math.min(...cell.times.values()), 1e-9)) - credit;
 }
 
 /** Consecutive sizes (by selection bytes, ascending) that one algorithm covers. */
@@ -122,11 +144,15 @@ function memberPartitions(members: readonly number[]): number[][][] {
   return partitions.sort((a, b) => a.length - b.length);
 }
 
-/** A rule with the region it covers beyond the earlier rules, for the report. */
+/**
+ * A rule with the region it covers beyond the earlier rules: bounds, and the measured cells in
+ * it. An algorithm of BUILT_IN stands for the built-in table's rules within the bounds.
+ */
 export interface Region {
   readonly rule: SelectionRule;
   readonly bytesAbove: number | undefined;
   readonly membersAbove: number | undefined;
+  readonly cells: readonly Cell[];
 }
 
 interface Candidate {
@@ -144,8 +170,10 @@ function threshold(below: number, above: number): number {
   return power >= below ? power : middle;
 }
 
-function regionsOf(candidate: Candidate): Region[] {
-  const regions: Region[] = [];
+const fits = (rule: SelectionRule, cell: Cell) => (rule.maxBytes === undefined || cell.selectionBytes <= rule.maxBytes) && (rule.maxMembers === undefined || cell.members <= rule.maxMembers);
+
+function regionsOf(candidate: Candidate, cells: readonly Cell[]): Region[] {
+  const bounds: Omit<Region, 'cells'>[] = [];
   candidate.ranges.forEach(({ range, segmentation }, index) => {
     const last = index === candidate.ranges.length - 1;
     const maxMembers = last ? undefined : Math.max(...range.members);
@@ -156,21 +184,62 @@ function regionsOf(candidate: Candidate): Region[] {
     merged.forEach((segment, i) => {
       const maxBytes = i === merged.length - 1 ? undefined : threshold(range.sizes[segment.last], range.sizes[segment.last + 1]);
       const rule: SelectionRule = { ...(maxBytes === undefined ? {} : { maxBytes }), ...(maxMembers === undefined ? {} : { maxMembers }), algorithm: segment.algorithm };
-      regions.push({ rule, bytesAbove, membersAbove });
+      bounds.push({ rule, bytesAbove, membersAbove });
       bytesAbove = maxBytes;
     });
   });
-  return regions;
+  return bounds.map((region, index) => ({ ...region, cells: cells.filter((cell) => fits(region.rule, cell) && !bounds.slice(0, index).some((earlier) => fits(earlier.rule, cell))) }));
+}
+
+const geometricMean = (values: readonly number[]) => Math.exp(values.reduce((sum, value) => sum + Math.log(value), 0) / values.length);
+
+/** How many times as long as `algorithm` the built-in choice takes in each cell where both were measured. */
+const builtInRatios = (algorithm: string, cells: readonly Cell[]) =>
+  cells.flatMap((cell) => {
+    const [mine, builtIn] = [cell.times.get(algorithm), cell.times.get(cell.builtIn)];
+    return mine === undefined || builtIn === undefined ? [] : [builtIn / mine];
+  });
+
+/**
+ * Whether a tuned rule earns its place: the built-in choice nowhere faster in its cells, and at
+ * least 1 + MARGIN times as long over them. Where the built-in choice was not measured (an
+ * --algorithms list without it) there is nothing to compare with, and the measured winner stays.
+ */
+function beatsBuiltIn(region: Region): boolean {
+  if (region.rule.algorithm === BUILT_IN || region.cells.length === 0) return false;
+  const ratios = builtInRatios(region.rule.algorithm, region.cells);
+  return ratios.length === 0 || (ratios.every((ratio) => ratio >= 1) && geometricMean(ratios) >= 1 + MARGIN);
+}
+
+/** Whether an upper bound (undefined: none) is no higher than another. */
+const boundWithin = (bound: number | undefined, other: number | undefined) => other === undefined || (bound !== undefined && bound <= other);
+/** The lower of two lower bounds (undefined: none). */
+const lowest = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : Math.min(a, b));
+
+/**
+ * Rules that do not beat the built-in choice give way to it; then a built-in region whose
+ * bounds the next built-in region's contain merges into it (the later rule takes the same calls).
+ */
+function keepBuiltInUnlessBeaten(regions: readonly Region[]): Region[] {
+  const checked = regions.map((region) => (beatsBuiltIn(region) ? region : { ...region, rule: { ...region.rule, algorithm: BUILT_IN } }));
+  return checked.reduceRight<Region[]>((later, region) => {
+    const next = later[0];
+    const contained = next !== undefined && region.rule.algorithm === BUILT_IN && next.rule.algorithm === BUILT_IN && boundWithin(region.rule.maxBytes, next.rule.maxBytes) && boundWithin(region.rule.maxMembers, next.rule.maxMembers);
+    if (!contained) return [region, ...later];
+    const mergedRegion = { ...next, bytesAbove: lowest(region.bytesAbove, next.bytesAbove), membersAbove: lowest(region.membersAbove, next.membersAbove), cells: [...region.cells, ...next.cells] };
+    return [mergedRegion, ...later.slice(1)];
+  }, []);
 }
 
 /**
  * The rule list for one collective: over every split of the member counts into ranges and of
  * each range's sizes into runs (at most MAX_RULES rules in all), the fewest rules whose total
- * slowdown against the per-cell winners is within TOLERANCE per cell of the best achievable.
+ * slowdown against the per-cell winners is within TOLERANCE per cell of the best achievable;
+ * the built-in choice wherever no algorithm beats it by MARGIN.
  */
-export function deriveRegions(measurements: readonly Measurement[]): Region[] {
-  const cells = cellsOf(measurements);
-  const algorithms = [...new Set(measurements.map((m) => m.algorithm))];
+export function deriveRegions(collective: CollectiveName, measurements: readonly Measurement[]): Region[] {
+  const cells = cellsOf(collective, measurements);
+  const algorithms = [BUILT_IN, ...new Set(measurements.map((m) => m.algorithm))];
   const members = [...new Set(cells.map((cell) => cell.members))].sort((a, b) => a - b);
   if (cells.length === 0) throw new RangeError('cannot tune a collective without measurements');
   const ranges = new Map<string, MemberRange>();
@@ -204,21 +273,43 @@ export function deriveRegions(measurements: readonly Measurement[]): Region[] {
   const found = byRules.filter((candidate): candidate is Candidate => candidate !== undefined);
   const least = Math.min(...found.map((candidate) => candidate.loss));
   const chosen = found.find((candidate) => candidate.loss <= least + TOLERANCE * cells.length) as Candidate;
-  return regionsOf(chosen);
+  return keepBuiltInUnlessBeaten(regionsOf(chosen, cells));
 }
 
-/** The tuned selection table: a rule list for every collective measured. */
-function deriveTable(measurements: readonly Measurement[]): Partial<Record<CollectiveName, Region[]>> {
-  const table: Partial<Record<CollectiveName, Region[]>> = {};
+/**
+ * The rules a region stands for: its own, or the built-in table's within its bounds (built-in
+ * rules the earlier regions leave unreachable left out, and none after one that takes all).
+ */
+function rulesOfRegion(collective: CollectiveName, region: Region): SelectionRule[] {
+  if (region.rule.algorithm !== BUILT_IN) return [region.rule];
+  const { maxBytes, maxMembers } = region.rule;
+  const rules: SelectionRule[] = [];
+  for (const builtIn of DEFAULT_TABLE[collective] ?? []) {
+    const bytes = builtIn.maxBytes === undefined ? maxBytes : Math.min(builtIn.maxBytes, maxBytes ?? Infinity);
+    const members = builtIn.maxMembers === undefined ? maxMembers : Math.min(builtIn.maxMembers, maxMembers ?? Infinity);
+    const unreachable = (members !== undefined && region.membersAbove !== undefined && members <= region.membersAbove) || (bytes !== undefined && region.bytesAbove !== undefined && bytes <= region.bytesAbove);
+    if (unreachable) continue;
+    rules.push({ ...(bytes === undefined ? {} : { maxBytes: bytes }), ...(members === undefined ? {} : { maxMembers: members }), algorithm: builtIn.algorithm });
+    if (bytes === maxBytes && members === maxMembers) break;
+  }
+  return rules;
+}
+
+/** The rules to write for a collective, or undefined where the built-in table stays throughout. */
+export function rulesOf(collective: CollectiveName, regions: readonly Region[]): SelectionRule[] | undefined {
+  if (regions.every((region) => region.rule.algorithm === BUILT_IN)) return undefined;
+  return regions.flatMap((region) => rulesOfRegion(collective, region));
+}
+
+/** Every collective measured, with its regions. */
+function deriveTable(measurements: readonly Measurement[]): Map<CollectiveName, Region[]> {
+  const table = new Map<CollectiveName, Region[]>();
   for (const collective of COLLECTIVES) {
     const mine = measurements.filter((m) => m.primitive === collective && m.payload === 'typed');
-    if (mine.length > 0) table[collective] = deriveRegions(mine);
+    if (mine.length > 0) table.set(collective, deriveRegions(collective, mine));
   }
   return table;
 }
-
-const rulesOf = (table: Partial<Record<CollectiveName, Region[]>>): SelectionTable =>
-  Object.fromEntries(Object.entries(table).map(([collective, regions]) => [collective, regions.map((region) => region.rule)]));
 
 /** "2 < p ≤ 4", "p ≤ 3", "any p": what a rule covers beyond the earlier ones. */
 function bounds(name: string, above: number | undefined, atMost: number | undefined, format: (value: number) => string): string {
@@ -228,51 +319,79 @@ function bounds(name: string, above: number | undefined, atMost: number | undefi
   return `${format(above)} < ${name} ≤ ${format(atMost)}`;
 }
 
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
 /** One line per region: the chosen algorithm, and how the built-in table's choice compares there. */
-function report(collective: CollectiveName, regions: readonly Region[], measurements: readonly Measurement[]): string[] {
-  const builtIn = new Selector(undefined, {}, undefined);
-  const cells = cellsOf(measurements.filter((m) => m.primitive === collective && m.payload === 'typed'));
+function report(collective: CollectiveName, regions: readonly Region[]): string[] {
   const lines: string[] = [collective];
-  regions.forEach((region, index) => {
-    const fits = (rule: SelectionRule, cell: Cell) => (rule.maxBytes === undefined || cell.selectionBytes <= rule.maxBytes) && (rule.maxMembers === undefined || cell.members <= rule.maxMembers);
-    const here = cells.filter((cell) => fits(region.rule, cell) && !regions.slice(0, index).some((earlier) => fits(earlier.rule, cell)));
-    const defaultOf = (cell: Cell) => builtIn.select(collective, { bytes: cell.selectionBytes, members: cell.members, commutative: true, requested: undefined }).name;
-    const defaults = new Set(here.map(defaultOf));
-    const ratios = here.map((cell) => Math.log((cell.times.get(defaultOf(cell)) ?? NaN) / (cell.times.get(region.rule.algorithm) as number)));
-    const geometricMean = Math.exp(ratios.reduce((sum, ratio) => sum + ratio, 0) / ratios.length);
+  for (const region of regions) {
+    const builtIns = [...new Set(region.cells.map((cell) => cell.builtIn))].join('/');
     const where = `${bounds('p', region.membersAbove, region.rule.maxMembers, String)}, ${bounds('bytes', region.bytesAbove, region.rule.maxBytes, formatBytes)}`;
-    const comparison = here.length === 0 ? 'no measured cell' : Number.isFinite(geometricMean) ? `built-in ${[...defaults].join('/')} takes ${geometricMean.toFixed(2)}× as long (${here.length} cell${here.length === 1 ? '' : 's'})` : `built-in ${[...defaults].join('/')} not measured`;
-    lines.push(`  ${where.padEnd(40)} ${region.rule.algorithm.padEnd(24)} ${comparison}`);
-  });
+    const ratios = builtInRatios(region.rule.algorithm, region.cells);
+    let comparison: string;
+    if (region.rule.algorithm === BUILT_IN) comparison = `kept: no algorithm beats it by ${100 * MARGIN}% (${plural(region.cells.length, 'cell')})`;
+    else if (ratios.length === 0) comparison = `built-in ${builtIns} not measured`;
+    else comparison = `built-in ${builtIns} takes ${geometricMean(ratios).toFixed(2)}× as long (${plural(ratios.length, 'cell')})`;
+    const chosen = region.rule.algorithm === BUILT_IN ? `built-in ${builtIns}` : region.rule.algorithm;
+    lines.push(`  ${where.padEnd(40)} ${chosen.padEnd(26)} ${comparison}`);
+  }
   return lines;
 }
 
-/** Writes `table` under "collectives" into the config file, keeping its other keys and its other collectives' rules. */
-function writeConfig(file: string, table: SelectionTable): SelectionTable {
-  const existing: Record<string, unknown> = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+/**
+ * Writes the tuned rules under "collectives" into the config file, keeping its other keys and
+ * the rules of collectives not measured now; a measured collective without tuned rules loses
+ * any it had, so that the built-in table applies to it again.
+ */
+function writeConfig(file: string, tuned: SelectionTable, measured: readonly CollectiveName[]): void {
+  const existing: unknown = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
   if (typeof existing !== 'object' || existing === null || Array.isArray(existing)) throw new UsageError(`${file} does not hold a JSON object`);
-  const previous = typeof existing.collectives === 'object' && existing.collectives !== null ? (existing.collectives as SelectionTable) : {};
-  const collectives = checkTable({ ...previous, ...table }, `'collectives' for ${file}`);
+  const { collectives: previous, ...others } = existing as Record<string, unknown>;
+  const kept = typeof previous === 'object' && previous !== null ? Object.entries(previous).filter(([collective]) => !(measured as string[]).includes(collective)) : [];
+  const collectives = checkTable({ ...Object.fromEntries(kept), ...tuned }, `'collectives' for ${file}`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, `${JSON.stringify({ ...existing, collectives }, null, 2)}\n`);
-  return collectives;
+  fs.writeFileSync(file, `${JSON.stringify(Object.keys(collectives).length > 0 ? { ...others, collectives } : others, null, 2)}\n`);
 }
 
-const USAGE = `usage: ccjtune [--quick] [--out FILE] [--members 2..N|2,3] [--collectives a,b] [--algorithms x,y]
+/** What --log writes: the measurements and the rules derived from them, so that a run can be checked afterwards. */
+export interface TuneLog {
+  readonly date: string;
+  readonly plan: SuitePlan;
+  readonly margin: number;
+  readonly measurements: readonly Measurement[];
+  readonly tuned: SelectionTable;
+  /** Collectives measured for which the built-in table stays. */
+  readonly builtIn: readonly CollectiveName[];
+}
+
+const USAGE = `usage: ccjtune [--quick] [--out FILE] [--log FILE] [--members 2..N|2,3] [--collectives a,b] [--algorithms x,y]
                [--sizes 0,1024,...|--max-size BYTES] [--repetitions R] [--transport tcp|auto]`;
 
 export async function main(args: readonly string[]): Promise<void> {
   await withUsage(args, USAGE, async () => {
-    const flags = readFlags(args, { values: [...SUITE_FLAGS.values, 'out'], switches: SUITE_FLAGS.switches });
+    const flags = readFlags(args, { values: [...SUITE_FLAGS.values, 'out', 'log'], switches: SUITE_FLAGS.switches });
     const suite = planFrom(flags, ['typed']);
     const plan = { ...suite, primitives: suite.primitives.filter((primitive) => primitive.primitive !== 'pingpong') };
     if (plan.primitives.length === 0) throw new UsageError('ccjtune chooses collective algorithms: give it at least one collective');
     const file = path.resolve(flags.get('out') ?? 'ccjs.config.json');
-    const measurements = await runSuite(plan);
+    const measurements = await runSuite(plan, 'ccjtune');
     const table = deriveTable(measurements);
-    for (const [collective, regions] of Object.entries(table)) process.stdout.write(`${report(collective as CollectiveName, regions, measurements).join('\n')}\n`);
-    writeConfig(file, rulesOf(table));
-    process.stdout.write(`wrote the selection table for ${Object.keys(table).join(', ')} to ${file} ("collectives")\n`);
+    const tuned: Partial<Record<CollectiveName, SelectionRule[]>> = {};
+    for (const [collective, regions] of table) {
+      process.stdout.write(`${report(collective, regions).join('\n')}\n`);
+      const rules = rulesOf(collective, regions);
+      if (rules !== undefined) tuned[collective] = rules;
+    }
+    const measured = [...table.keys()];
+    writeConfig(file, tuned, measured);
+    const builtIn = measured.filter((collective) => tuned[collective] === undefined);
+    const log = flags.get('log');
+    if (log !== undefined) {
+      const contents: TuneLog = { date: new Date().toISOString(), plan, margin: MARGIN, measurements, tuned, builtIn };
+      fs.writeFileSync(path.resolve(log), `${JSON.stringify(contents, null, 2)}\n`);
+    }
+    const kept = builtIn.length > 0 ? `; the built-in table stays for ${builtIn.join(', ')}` : '';
+    process.stdout.write(`wrote the selection table for ${Object.keys(tuned).join(', ') || 'no collective'} to ${file} ("collectives")${kept}\n`);
   });
 }
 

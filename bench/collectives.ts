@@ -2,7 +2,7 @@
  * Collectives against point-to-point, measured in one run: broadcast and allReduce (SUM) of a
  * 1 MiB Float64Array on 4 processes with every registered algorithm, beside a sendSync/receive
  * of the same array between 2 of them. Each repetition starts after a barrier; a repetition's
- * time is the slowest member's, and the result is the best repetition (seed 004, section 3).
+ * time is the slowest member's, and the result is the best repetition (Taboada, Touriño and Doallo, Performance Analysis of Message-Passing Libraries on High-Speed Clusters, section 3).
  *
  *   node dist/bench/collectives.js [--processes 4] [--repetitions 20] [--bytes 1048576]
  */
@@ -13,7 +13,8 @@ import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup } from '../src/index.js';
 import { Reductions } from '../reduction/index.js';
 import { runJob } from './job.js';
-import { ALGORITHMS } from '../src/collectives/algorithms.js';
+import { warnIfLoaded } from './progress.js';
+import { algorithmNames } from '../src/collectives/algorithms.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const RESULTS = path.resolve(path.dirname(SCRIPT), '..', '..', 'bench', 'results');
@@ -55,10 +56,10 @@ class CollectiveBench extends ColMember {
         }
       }, 2);
     }
-    for (const algorithm of Object.keys(ALGORITHMS.broadcast)) {
+    for (const algorithm of algorithmNames('broadcast')) {
       await this.time(all, `broadcast ${algorithm} (${processes} processes)`, () => this.broadcast(all, data, 0, { algorithm }));
     }
-    for (const algorithm of Object.keys(ALGORITHMS.allReduce)) {
+    for (const algorithm of algorithmNames('allReduce')) {
       await this.time(all, `allReduce SUM ${algorithm} (${processes} processes)`, () => this.allReduce(all, data, Reductions.SUM, { algorithm }));
     }
     if (rank === 0) process.stdout.write(`${JSON.stringify(this.timings)}\n`);
@@ -87,6 +88,7 @@ async function rank(): Promise<void> {
 }
 
 async function orchestrate(): Promise<void> {
+  warnIfLoaded();
   process.stderr.write(`collectives: ${processes} processes, ${bytes} bytes, best of ${repetitions} repetitions...\n`);
   const timings = JSON.parse(await runJob(SCRIPT, processes, ['rank', ...process.argv.slice(2)])) as Timing[];
   const pointToPoint = timings[0].microseconds;

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { ColGroupMaster } from '../src/index.js';
 import { echoes, hop, prefixed, stats, timeHops } from './hopping.js';
 import type { Samples } from './hopping.js';
-import { Progress } from './progress.js';
+import { Progress, warnIfLoaded } from './progress.js';
 import { runJob, runScript, runThreads } from './job.js';
 import { rawClient, rawEchoServer } from './raw-net.js';
 
@@ -93,6 +93,7 @@ function flags(): string[] {
 }
 
 async function orchestrate(): Promise<void> {
+  warnIfLoaded();
   const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
   const all: Samples = {};
   let devices = '';

@@ -22,12 +22,12 @@ export function runScript(script: string, args: readonly string[], env: NodeJS.P
   });
 }
 
-/** Runs `script` as every rank of a job of `processes` processes (TCP between them). */
-export async function runJob(script: string, processes: number, args: readonly string[], transport = 'tcp'): Promise<string> {
+/** Runs `script` as every rank of a job of `processes` processes (TCP between them); `onOutput` sees rank 0's output as it comes. */
+export async function runJob(script: string, processes: number, args: readonly string[], transport = 'tcp', onOutput?: (text: string) => void): Promise<string> {
   const coordinator = `127.0.0.1:${await freeLoopbackPort()}`;
   const outputs = await Promise.all(
     Array.from({ length: processes }, (_, rank) =>
-      runScript(script, args, { CCJS_RANK: String(rank), CCJS_SIZE: String(processes), CCJS_COORDINATOR: coordinator, CCJS_TRANSPORT: transport }),
+      runScript(script, args, { CCJS_RANK: String(rank), CCJS_SIZE: String(processes), CCJS_COORDINATOR: coordinator, CCJS_TRANSPORT: transport }, rank === 0 ? onOutput : undefined),
     ),
   );
   return outputs[0];

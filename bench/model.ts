@@ -1,5 +1,5 @@
 /**
- * The performance model of seed 004, section 3: the linear model
+ * The performance model of Taboada, Touriño and Doallo, Performance Analysis of Message-Passing Libraries on High-Speed Clusters, section 3: the linear model
  *
  *   T(n) = t0 + ti · tb·n / (t0 + tb·n) + tb·n
  *
@@ -20,7 +20,7 @@ export interface Sample {
   readonly microseconds: number;
 }
 
-/** Seed 004's model: µs, µs and µs per byte. */
+/** The model of the performance-model paper (Taboada, Touriño and Doallo): µs, µs and µs per byte. */
 export interface LinearModel {
   readonly t0: number;
   readonly ti: number;
@@ -117,7 +117,7 @@ export function fitHockney(samples: readonly Sample[]): HockneyModel {
   return { t0, tb };
 }
 
-/** The seed's own procedure: t0 is the time of the shortest message; ti and tb the regression of T − t0 on n. */
+/** The paper's own procedure: t0 is the time of the shortest message; ti and tb the regression of T − t0 on n. */
 function paperEstimate(samples: readonly Sample[]): LinearModel {
   const shortest = Math.min(...samples.map((s) => s.bytes));
   const t0 = Math.min(...samples.filter((s) => s.bytes === shortest).map((s) => s.microseconds));
@@ -192,7 +192,7 @@ function refine(samples: readonly Sample[], start: LinearModel): LinearModel {
 
 /**
  * t0, ti, tb (>= 0) minimizing the squared relative error: Levenberg–Marquardt started from the
- * seed's own estimate and from Hockney's fit, keeping the better. With a single message size
+ * paper's own estimate and from Hockney's fit, keeping the better. With a single message size
  * (a barrier) only t0 is defined, and ti = tb = 0.
  */
 export function fitLinearModel(samples: readonly Sample[]): LinearModel {
@@ -206,8 +206,8 @@ export function fitLinearModel(samples: readonly Sample[]): LinearModel {
 // ---------- metrics ----------
 
 /**
- * f(p): total bytes a collective moves per byte of message length (seed 004, section 3), so
- * that f(p)·Bw_as is the aggregated bandwidth. The seed's tables use p − 1 for the barrier too.
+ * f(p): total bytes a collective moves per byte of message length (Taboada, Touriño and Doallo, Performance Analysis of Message-Passing Libraries on High-Speed Clusters, section 3), so
+ * that f(p)·Bw_as is the aggregated bandwidth. The paper's tables use p − 1 for the barrier too.
  */
 export function aggregationFactor(primitive: Primitive, members: number): number {
   const p = members;
@@ -269,7 +269,7 @@ export function fitSeries(series: Series): ModelFit {
 export interface Metrics {
   /** 1/tb in MB/s (bytes per µs). */
   readonly asymptoticBandwidth: number;
-  /** 1/t0 in 10³ per second (the seed's "KB/s"). */
+  /** 1/t0 in 10³ per second (the paper's "KB/s"). */
   readonly specificPerformance: number;
   readonly aggregatedBandwidth: number;
   readonly aggregatedSpecificPerformance: number;
@@ -328,16 +328,25 @@ export function modelTable(fits: readonly ModelFit[]): string {
 
 const ceilingLog = (p: number) => Math.ceil(Math.log2(p));
 
-/** The seed writes t0(p), ti(p), tb(p) as a + b·p or a + b·⌈lp⌉ (lp = log2 p), whichever fits. */
+/**
+ * The least-squares a + b·x with a >= 0: a time or a time per byte at no members cannot be
+ * negative, so when the free fit's a is, a is 0 and b the slope of the line through the origin.
+ */
+function lineWithNonNegativeIntercept(xs: readonly number[], values: readonly number[]): { a: number; b: number } {
+  const { matrix, right } = normalEquations([xs.map(() => 1), xs], values);
+  const [a, b] = solve(matrix, right) ?? [values[0], 0];
+  if (a >= 0) return { a, b };
+  return { a: 0, b: xs.reduce((sum, x, i) => sum + x * values[i], 0) / xs.reduce((sum, x) => sum + x * x, 0) };
+}
+
+/** The paper writes t0(p), ti(p), tb(p) as a + b·p or a + b·⌈lp⌉ (lp = log2 p), whichever fits; a is never negative. */
 export function formulaInMembers(points: readonly (readonly [members: number, value: number])[]): string {
   if (points.length === 1 || points.every(([, value]) => value === points[0][1])) return formatNumber(points[0][1]);
   const candidates = [
     { suffix: 'p', x: (p: number) => p },
     { suffix: '⌈lp⌉', x: ceilingLog },
   ].map(({ suffix, x }) => {
-    const xs = points.map(([p]) => x(p));
-    const { matrix, right } = normalEquations([xs.map(() => 1), xs], points.map(([, value]) => value));
-    const [a, b] = solve(matrix, right) ?? [points[0][1], 0];
+    const { a, b } = lineWithNonNegativeIntercept(points.map(([p]) => x(p)), points.map(([, value]) => value));
     const residual = points.reduce((sum, [p, value]) => sum + (value - a - b * x(p)) ** 2, 0);
     return { suffix, a, b, residual };
   });
@@ -346,10 +355,12 @@ export function formulaInMembers(points: readonly (readonly [members: number, va
   const best = candidates[0].residual > 1e-9 * scale && candidates[1].residual < 0.5 * candidates[0].residual ? candidates[1] : candidates[0];
   const slope = formatNumber(Math.abs(best.b));
   if (Number(slope) === 0) return formatNumber(best.a);
+  // With a at 0 the slope fits non-negative values through the origin, so it is not negative.
+  if (Number(formatNumber(best.a)) === 0) return `${slope}${best.suffix}`;
   return `${formatNumber(best.a)} ${best.b < 0 ? '-' : '+'} ${slope}${best.suffix}`;
 }
 
-/** The seed's Table 1: models as functions of p and the peak aggregated metrics, per primitive and variant. */
+/** The paper's Table 1: models as functions of p and the peak aggregated metrics, per primitive and variant. */
 export function peakTable(fits: readonly ModelFit[]): string {
   const lines = [
     '| primitive | variant | t0(p) {µs} | ti(p) {µs} | tb(p) {ns/byte} | π0^pag {10³/s} | Bw_as^pag {MB/s} | p |',

@@ -2,9 +2,10 @@
  * Ping-pong between two processes over TCP on this machine: ccjs (sendAsync/receive of a
  * Float64Array, and of a small object) side by side with a raw Node `net` socket ping-pong that
  * frames messages the simplest way. Reports the half round-trip time (minimum over repetitions,
- * seed 004 section 3) and bandwidth, as a table, JSON and an SVG plot under bench/results/.
+ * the performance-model paper, section 3) and bandwidth, as a table, JSON and an SVG plot under bench/results/.
  *
  *   node dist/bench/pingpong.js [--quick] [--rounds N]
+ *   node dist/bench/pingpong.js report      (redraw the table and plots from bench/results/pingpong.json)
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup } from '../src/index.js';
 import { lineChart } from './svg.js';
-import { Progress } from './progress.js';
+import { Progress, warnIfLoaded } from './progress.js';
+import { formatBytes } from './units.js';
 import { runJob, runScript } from './job.js';
 import { rawClient, rawEchoServer } from './raw-net.js';
 
@@ -128,10 +130,11 @@ function keepBest(into: Map<string, Sample[]>, name: string, samples: Sample[]):
   into.set(name, earlier ? samples.map((sample, i) => (sample.microseconds < earlier[i].microseconds ? sample : earlier[i])) : samples);
 }
 
-const formatBytes = (bytes: number) => (bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} B`);
-const bandwidth = (sample: Sample) => (sample.bytes === 0 ? 0 : sample.bytes / sample.microseconds / 1000);
+/** MB/s (bytes per µs). */
+const bandwidth = (sample: Sample) => (sample.bytes === 0 ? 0 : sample.bytes / sample.microseconds);
 
 async function orchestrate(): Promise<void> {
+  warnIfLoaded();
   const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 2;
   const series = new Map<string, Sample[]>();
   const progress = new Progress('ping-pong', rounds * 2);
@@ -143,6 +146,12 @@ async function orchestrate(): Promise<void> {
     progress.tick(`round ${round + 1}: ccjs`);
   }
   progress.finish();
+  process.stdout.write(`\nTCP ping-pong, 2 processes on 127.0.0.1 (half round trip, best of ${REPETITIONS} × ${rounds} runs)\n`);
+  report(series);
+}
+
+/** Writes the table, the samples and the plots of a run's series. */
+function report(series: ReadonlyMap<string, Sample[]>): void {
   const raw = series.get('raw net') as Sample[];
   const ours = [CCJS_ASYNC, CCJS_SYNC].map((name) => series.get(name) as Sample[]);
   const lines = [
@@ -155,14 +164,14 @@ async function orchestrate(): Promise<void> {
       formatBytes(sample.bytes),
       ...[sample, asynchronous, synchronous].map((s) => s.microseconds.toFixed(1)),
       ...[asynchronous, synchronous].map((s) => (s.microseconds / sample.microseconds).toFixed(2)),
-      ...[sample, asynchronous, synchronous].map((s) => bandwidth(s).toFixed(2)),
+      ...[sample, asynchronous, synchronous].map((s) => (bandwidth(s) / 1000).toFixed(2)),
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   });
   const object = (series.get(CCJS_OBJECT) as Sample[])[0];
   lines.push('', `ccjs sendAsync of a small object ${JSON.stringify(SMALL_OBJECT)} (msgpack): ${object.microseconds.toFixed(1)} µs per hop`);
   const table = lines.join('\n');
-  process.stdout.write(`\nTCP ping-pong, 2 processes on 127.0.0.1 (half round trip, best of ${REPETITIONS} × ${rounds} runs)\n\n${table}\n`);
+  process.stdout.write(`\n${table}\n`);
   fs.mkdirSync(RESULTS, { recursive: true });
   fs.writeFileSync(path.join(RESULTS, 'pingpong.json'), `${JSON.stringify(Object.fromEntries(series), null, 2)}\n`);
   fs.writeFileSync(path.join(RESULTS, 'pingpong.md'), `${table}\n`);
@@ -171,13 +180,14 @@ async function orchestrate(): Promise<void> {
     { name: 'ccjs sendAsync', points: ours[0] },
     { name: 'ccjs sendSync', points: ours[1] },
   ];
+  const chartSeries = (value: (sample: Sample) => number) => plotted.map((s) => ({ name: s.name, points: s.points.map((p) => [p.bytes, value(p)] as const) }));
   fs.writeFileSync(
     path.join(RESULTS, 'pingpong-latency.svg'),
-    lineChart({ title: 'TCP ping-pong: half round trip', xLabel: 'message size (bytes)', yLabel: 'µs', logY: true, series: plotted.map((s) => ({ name: s.name, points: s.points.map((p) => [p.bytes, p.microseconds] as const) })) }),
+    lineChart({ title: 'TCP ping-pong: half round trip', x: 'bytes', xLabel: 'message size', y: 'time', yLabel: 'half round trip (best repetition)', series: chartSeries((p) => p.microseconds) }),
   );
   fs.writeFileSync(
     path.join(RESULTS, 'pingpong-bandwidth.svg'),
-    lineChart({ title: 'TCP ping-pong: bandwidth', xLabel: 'message size (bytes)', yLabel: 'GB/s', logY: false, series: plotted.map((s) => ({ name: s.name, points: s.points.map((p) => [p.bytes, bandwidth(p)] as const) })) }),
+    lineChart({ title: 'TCP ping-pong: bandwidth', x: 'bytes', xLabel: 'message size', y: 'bandwidth', yLabel: 'bandwidth n/T', series: chartSeries(bandwidth) }),
   );
   process.stdout.write(`\nwrote ${path.relative(process.cwd(), RESULTS)}/pingpong.{json,md} and pingpong-{latency,bandwidth}.svg\n`);
 }
@@ -186,4 +196,5 @@ const role = process.argv[2];
 if (role === 'raw-server') await rawEchoServer();
 else if (role === 'raw-client') process.stdout.write(`${JSON.stringify(await rawSamples(Number(process.argv[3])))}\n`);
 else if (role === 'ccjs') await ccjsRank();
+else if (role === 'report') report(new Map(Object.entries(JSON.parse(fs.readFileSync(path.join(RESULTS, 'pingpong.json'), 'utf8')) as Record<string, Sample[]>)));
 else await orchestrate();

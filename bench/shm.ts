@@ -22,7 +22,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { ColGroupMaster, ColMember, Reductions } from '../src/index.js';
 import { collectSamples, hopEndpoint, hopRepeats } from './hopping.js';
 import type { Samples, Series } from './hopping.js';
-import { Progress } from './progress.js';
+import { Progress, warnIfLoaded } from './progress.js';
 import { writeComparison } from './comparison.js';
 import type { Row } from './comparison.js';
 import { runJob, runScript, runThreads } from './job.js';
@@ -164,6 +164,7 @@ function mpiSamples(references: References, processes: number, command: readonly
 // ---- the run ----
 
 async function orchestrate(): Promise<void> {
+  warnIfLoaded();
   const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
   const references = findReferences();
   const { all, keep } = collectSamples();

@@ -7,14 +7,16 @@
  *   - the time from a kill -9 of a process to the PeerLostError of a receive pending on it.
  *
  *   node dist/bench/ucx.js [--quick] [--rounds N]
+ *   node dist/bench/ucx.js report [ROUNDS]   (redraw the table and chart from bench/results/ucx.json)
  */
 import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember, PeerLostError } from '../src/index.js';
 import { collectSamples, hopEndpoint, hopRepeats } from './hopping.js';
 import type { Repeats, Samples, Series } from './hopping.js';
-import { Progress } from './progress.js';
+import { Progress, warnIfLoaded } from './progress.js';
 import { writeComparison } from './comparison.js';
 import type { Row } from './comparison.js';
 import { freeLoopbackPort, runJob } from './job.js';
@@ -123,6 +125,7 @@ function hasPerftest(): boolean {
 // ---- the run ----
 
 async function orchestrate(): Promise<void> {
+  warnIfLoaded();
   const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
   const reference = hasPerftest();
   const { all, keep } = collectSamples();
@@ -147,6 +150,11 @@ async function orchestrate(): Promise<void> {
     }
   }
   progress.finish();
+  report(all, rounds, reference);
+}
+
+/** Writes the table, the samples and the chart; `reference`: whether ucx_perftest ran. */
+function report(all: Samples, rounds: number, reference: boolean): void {
   const rows: Row[] = TRANSPORTS.flatMap((tls) => [
     { name: `ucx_perftest tag_lat, 8 B hop (UCX_TLS=${tls})`, samples: `perftest ${tls} 8 B`, unit: 'µs' },
     { name: `ccjs ucx, 8 B hop (UCX_TLS=${tls})`, samples: `${tls} 8 B`, unit: 'µs', reference: `perftest ${tls} 8 B`, target: tls === 'tcp' ? '≤ 1.5×' : '≤ 1 µs', label: `8 B hop over ${tls}` },
@@ -169,4 +177,8 @@ function flags(): string[] {
 const role = process.argv[2];
 if (role === 'hops') await hopEndpoint(process.argv[3] as string, SERIES);
 else if (role === 'loss') await lossEndpoint();
+else if (role === 'report') {
+  const all = JSON.parse(fs.readFileSync(path.join(RESULTS, 'ucx.json'), 'utf8')) as Samples;
+  report(all, Number(process.argv[3]) || 3, Object.keys(all).some((name) => name.startsWith('perftest')));
+}
 else await orchestrate();

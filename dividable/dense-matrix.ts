@@ -13,8 +13,14 @@ interface DenseMatrixFields {
   readonly data: Float64Array;
 }
 
+/**
+ * A dense matrix of doubles as {@link DividableData} (CCJ's DenseMatrix): element i of n is row
+ * block i (rows split as by {@link blockRange}), a view of the values that travels as raw bytes.
+ */
 export class DenseMatrix implements DividableData<DenseMatrix> {
+  /** The number of rows. */
   readonly rows: number;
+  /** The number of columns. */
   readonly cols: number;
   /** Row-major values: entry (r, c) is `data[r * cols + c]`. */
   readonly data: Float64Array;
@@ -24,7 +30,12 @@ export class DenseMatrix implements DividableData<DenseMatrix> {
    */
   readonly rowOffset: number;
 
-  /** A rows × cols matrix over `data` (used, not copied), zeros without it. */
+  /**
+   * A rows × cols matrix over `data` (used, not copied), zeros without it.
+   *
+   * @throws {TypeError} if `data` is not a Float64Array.
+   * @throws {RangeError} for a negative or non-integer size, or `data` of another length than rows × cols.
+   */
   constructor(rows: number, cols: number, data?: Float64Array, rowOffset = 0) {
     checkSize('DenseMatrix', 'rows', rows);
     checkSize('DenseMatrix', 'cols', cols);
@@ -41,7 +52,11 @@ export class DenseMatrix implements DividableData<DenseMatrix> {
     this.rowOffset = rowOffset;
   }
 
-  /** A matrix with a copy of `rows`, which must all have the same length. */
+  /**
+   * A matrix with a copy of `rows`.
+   *
+   * @throws {RangeError} unless all rows have the same length.
+   */
   static fromRows(rows: readonly ArrayLike<number>[]): DenseMatrix {
     const cols = rows[0]?.length ?? 0;
     const matrix = new DenseMatrix(rows.length, cols);
@@ -52,30 +67,50 @@ export class DenseMatrix implements DividableData<DenseMatrix> {
     return matrix;
   }
 
+  /** @internal Rebuilds a matrix that travelled. */
   static fromCCJS(fields: unknown): DenseMatrix {
     const { rows, cols, data, rowOffset } = fields as DenseMatrixFields;
     return new DenseMatrix(rows, cols, data, rowOffset);
   }
 
+  /** @internal What travels. */
   toCCJS(): DenseMatrixFields {
     return { rows: this.rows, cols: this.cols, rowOffset: this.rowOffset, data: this.data };
   }
 
+  /**
+   * Entry (row, col).
+   *
+   * @throws {RangeError} for an index outside the matrix.
+   */
   get(row: number, col: number): number {
     return this.data[this.indexOf(row, col)];
   }
 
+  /**
+   * Sets entry (row, col).
+   *
+   * @throws {RangeError} for an index outside the matrix.
+   */
   set(row: number, col: number, value: number): void {
     this.data[this.indexOf(row, col)] = value;
   }
 
-  /** Row `row` as a view: writing into it writes into the matrix. */
+  /**
+   * Row `row` as a view: writing into it writes into the matrix.
+   *
+   * @throws {RangeError} for a row outside the matrix.
+   */
   row(row: number): Float64Array {
     checkIndex('row', row, this.rows);
     return this.data.subarray(row * this.cols, (row + 1) * this.cols);
   }
 
-  /** Row block `index` of `groupSize` (rows split by blockRange), over a view of the values. */
+  /**
+   * Row block `index` of `groupSize` (rows split by blockRange), over a view of the values.
+   *
+   * @throws {RangeError} unless `groupSize` >= 1 and `index` is in [0, groupSize).
+   */
   elementAt(index: number, groupSize: number): DenseMatrix {
     const [start, end] = blockRange(this.rows, index, groupSize);
     return new DenseMatrix(end - start, this.cols, this.data.subarray(start * this.cols, end * this.cols), this.rowOffset + start);
@@ -84,6 +119,9 @@ export class DenseMatrix implements DividableData<DenseMatrix> {
   /**
    * Copies the rows of `block` into row block `index`. The index decides where they go, not the
    * block's rowOffset, so blocks built by hand need not set one.
+   *
+   * @throws {TypeError} unless `block` is a DenseMatrix.
+   * @throws {RangeError} unless it has that block's rows and columns.
    */
   setElementAt(index: number, groupSize: number, block: DenseMatrix): void {
     const [start, end] = blockRange(this.rows, index, groupSize);

@@ -1,6 +1,6 @@
 /**
  * CCJ's array support as a DividableData object: a plain or typed array divided into contiguous
- * blocks, one per member (API.md "Dividable data").
+ * blocks, one per member (docs/API.md, "Dividable data").
  */
 import { registerClass } from '../src/serialization/index.js';
 import { amount, blockRange, checkBlockShape, describeType, type DividableData } from './dividable-data.js';
@@ -19,8 +19,15 @@ function isTypedArray(value: unknown): value is TypedArray {
 }
 
 /**
- * Element i of n is block i: a view (`subarray`) for typed arrays, a copy (`slice`) for plain
- * arrays, which have no views.
+ * A plain or typed array as {@link DividableData}: element i of n is block i of the array, blocks
+ * as even as possible (the first `length % n` one element longer). Blocks of typed arrays are
+ * views (`subarray`), of plain arrays copies (`slice`).
+ *
+ * @example
+ * ```ts
+ * const whole = rank === 0 ? new DividableArray(Float64Array.from({ length: 10 }, (_, i) => i)) : null;
+ * const mine = await member.scatter(group, whole, 0);            // a Float64Array block
+ * ```
  */
 export class DividableArray<A extends DividableArrayData = DividableArrayData> implements DividableData<A> {
   /** `blockRange` under the name the API suggests, for code that only imports this class. */
@@ -29,6 +36,7 @@ export class DividableArray<A extends DividableArrayData = DividableArrayData> i
   /** The whole array; setElementAt writes into it. */
   readonly array: A;
 
+  /** @throws {TypeError} unless `array` is a plain or typed array. */
   constructor(array: A) {
     if (!Array.isArray(array) && !isTypedArray(array)) {
       throw new TypeError(`DividableArray needs a plain or typed array, got ${describeType(array)}`);
@@ -44,22 +52,33 @@ export class DividableArray<A extends DividableArrayData = DividableArrayData> i
     return new DividableArray(new type(length));
   }
 
-  /** Rebuilds a DividableArray that travelled; the array arrives as its own type. */
+  /** @internal Rebuilds a DividableArray that travelled; the array arrives as its own type. */
   static fromCCJS(array: unknown): DividableArray {
     return new DividableArray(array as DividableArrayData);
   }
 
+  /** @internal What travels: the array. */
   toCCJS(): A {
     return this.array;
   }
 
+  /**
+   * Block `index` of `groupSize`: a view for typed arrays, a copy for plain arrays.
+   *
+   * @throws {RangeError} unless `groupSize` >= 1 and `index` is in [0, groupSize).
+   */
   elementAt(index: number, groupSize: number): A {
     const [start, end] = blockRange(this.array.length, index, groupSize);
     // Both keep the array's own class (species), so a Buffer's block is a Buffer.
     return (Array.isArray(this.array) ? this.array.slice(start, end) : this.array.subarray(start, end)) as A;
   }
 
-  /** Copies `block` into block `index`; RangeError unless it has that block's length. */
+  /**
+   * Copies `block` into block `index` of `groupSize`.
+   *
+   * @throws {TypeError} unless `block` is a plain or typed array.
+   * @throws {RangeError} unless it has that block's length.
+   */
   setElementAt(index: number, groupSize: number, block: A): void {
     const [start, end] = blockRange(this.array.length, index, groupSize);
     if (!Array.isArray(block) && !isTypedArray(block)) {

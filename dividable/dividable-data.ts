@@ -1,6 +1,8 @@
 /**
  * CCJ's DividableDataObjectInterface (CCJ 2.3): random access to the parts of an object by
- * index, so that scatter, gather, allGather and allToAll work on any object, not only arrays.
+ * index, so that scatter, gather, allGather, allToAll and reduceScatter work on any object, not
+ * only arrays. Ready implementations: {@link DividableArray}, {@link DenseMatrix},
+ * {@link SparseMatrix}.
  */
 export interface DividableData<E = unknown> {
   /** Part `index` of `groupSize` parts. May return a view; the transport copies as needed. */
@@ -9,6 +11,7 @@ export interface DividableData<E = unknown> {
   setElementAt(index: number, groupSize: number, element: E): void;
 }
 
+/** True when `value` implements {@link DividableData} (has `elementAt` and `setElementAt` methods). */
 export function isDividable(value: unknown): value is DividableData {
   return (
     value !== null &&
@@ -30,8 +33,9 @@ export function checkDividable(value: unknown, what: string): asserts value is D
 
 /**
  * Items [start, end) of block `index` of `count` over `length` items: blocks as even as
- * possible, the first `length % count` of them one item larger (API.md "Semantics, precisely").
- * RangeError unless `count` is an integer >= 1 and `index` an integer in [0, count).
+ * possible, the first `length % count` of them one item larger (docs/API.md, "Dividable data").
+ *
+ * @throws {RangeError} unless `count` is an integer >= 1 and `index` an integer in [0, count).
  */
 export function blockRange(length: number, index: number, count: number): [start: number, end: number] {
   if (!Number.isInteger(count) || count < 1) {

@@ -11,7 +11,9 @@ import { blockRange, checkIndex, checkMatrixBlock, checkSize, describeType, type
 export interface CsrArrays {
   /** rows + 1 entries: row r's entries are [rowPointers[r], rowPointers[r + 1]); the first is 0. */
   readonly rowPointers: Int32Array;
+  /** The column of each stored entry. */
   readonly columnIndices: Int32Array;
+  /** The value of each stored entry. */
   readonly values: Float64Array;
 }
 
@@ -28,14 +30,24 @@ interface GrowableStorage {
   readonly values: Float64Array;
 }
 
+/**
+ * A sparse matrix of doubles in compressed sparse row (CSR) form as {@link DividableData} (CCJ's
+ * SparseMatrix): element i of n is row block i; a block travels as raw bytes proportional to its
+ * non-zeros.
+ */
 export class SparseMatrix implements DividableData<SparseMatrix>, CsrArrays {
+  /** The number of rows. */
   readonly rows: number;
+  /** The number of columns. */
   readonly cols: number;
   /** The global index of this matrix's first row (see DenseMatrix.rowOffset). */
   readonly rowOffset: number;
   // Not readonly: setElementAt replaces them (see there). Treat them as read-only.
+  /** rows + 1 entries: row r's entries are [rowPointers[r], rowPointers[r + 1]). */
   rowPointers: Int32Array;
+  /** The column of each stored entry, increasing within a row. */
   columnIndices: Int32Array;
+  /** The value of each stored entry. */
   values: Float64Array;
   /** Set once setElementAt has copied the arrays into storage of its own. */
   #storage: GrowableStorage | undefined;
@@ -43,6 +55,8 @@ export class SparseMatrix implements DividableData<SparseMatrix>, CsrArrays {
   /**
    * A rows × cols matrix over `csr` (used, not copied, and checked: O(rows + non-zeros)), or
    * all zeros without it.
+   *
+   * @throws {TypeError} or {RangeError} naming what is wrong with `csr` or the sizes.
    */
   constructor(rows: number, cols: number, csr?: CsrArrays, rowOffset = 0) {
     checkSize('SparseMatrix', 'rows', rows);
@@ -61,7 +75,11 @@ export class SparseMatrix implements DividableData<SparseMatrix>, CsrArrays {
     }
   }
 
-  /** The CSR form of `dense`; with `dropZeros` false, zeros are stored too. */
+  /**
+   * The CSR form of `dense`; with `dropZeros` false, zeros are stored too.
+   *
+   * @throws {RangeError} if the rows of an array of rows differ in length.
+   */
   static fromDense(dense: DenseMatrix | readonly ArrayLike<number>[], dropZeros = true): SparseMatrix {
     const { rows, cols, data, rowOffset } = dense instanceof DenseMatrix ? dense : DenseMatrix.fromRows(dense);
     const kept = (value: number): boolean => !dropZeros || value !== 0;
@@ -83,11 +101,13 @@ export class SparseMatrix implements DividableData<SparseMatrix>, CsrArrays {
     return new SparseMatrix(rows, cols, { rowPointers, columnIndices, values }, rowOffset);
   }
 
+  /** @internal Rebuilds a matrix that travelled. */
   static fromCCJS(fields: unknown): SparseMatrix {
     const { rows, cols, rowOffset, ...csr } = fields as SparseMatrixFields;
     return new SparseMatrix(rows, cols, csr, rowOffset);
   }
 
+  /** @internal What travels. */
   toCCJS(): SparseMatrixFields {
     const { rows, cols, rowOffset, rowPointers, columnIndices, values } = this;
     return { rows, cols, rowOffset, rowPointers, columnIndices, values };
@@ -98,6 +118,7 @@ export class SparseMatrix implements DividableData<SparseMatrix>, CsrArrays {
     return this.values.length;
   }
 
+  /** The same matrix, dense (with the same rowOffset). */
   toDense(): DenseMatrix {
     const dense = new DenseMatrix(this.rows, this.cols, undefined, this.rowOffset);
     for (let row = 0; row < this.rows; row++) {
@@ -108,7 +129,11 @@ export class SparseMatrix implements DividableData<SparseMatrix>, CsrArrays {
     return dense;
   }
 
-  /** Entry (row, col), by binary search in the row. */
+  /**
+   * Entry (row, col), by binary search in the row.
+   *
+   * @throws {RangeError} for an index outside the matrix.
+   */
   get(row: number, col: number): number {
     checkIndex('row', row, this.rows);
     checkIndex('column', col, this.cols);
@@ -127,6 +152,8 @@ export class SparseMatrix implements DividableData<SparseMatrix>, CsrArrays {
   /**
    * Row block `index` of `groupSize` (CCJ's Figure 7): its column indices and values are views,
    * its row pointers a rebased copy.
+   *
+   * @throws {RangeError} unless `groupSize` >= 1 and `index` is in [0, groupSize).
    */
   elementAt(index: number, groupSize: number): SparseMatrix {
     const [start, end] = blockRange(this.rows, index, groupSize);
@@ -144,6 +171,9 @@ export class SparseMatrix implements DividableData<SparseMatrix>, CsrArrays {
    * it and reallocate (doubling) only when it is full. Gathering blocks in order into an empty
    * matrix thus costs O(non-zeros + blocks × rows). Afterwards the CSR fields are new arrays
    * (columnIndices and values views on the storage): earlier references to them are stale.
+   *
+   * @throws {TypeError} unless `block` is a SparseMatrix.
+   * @throws {RangeError} unless it has that block's rows and columns.
    */
   setElementAt(index: number, groupSize: number, block: SparseMatrix): void {
     const [start, end] = blockRange(this.rows, index, groupSize);

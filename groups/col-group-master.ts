@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { isMainThread } from 'node:worker_threads';
+import { EventEmitter } from 'eventemitter3';
 import { ColGroup } from './col-group.js';
 import { InactiveGroup } from './inactive-group.js';
 import { splitGroup } from './split.js';
@@ -16,7 +17,7 @@ import type { Hello } from './control-channel.js';
 import { ColMember, memberCore } from '../src/member.js';
 import type { MemberCore } from '../src/member.js';
 import { resolveConfig } from '../src/config.js';
-import type { Config, MasterOptions } from '../src/config.js';
+import type { Config, MasterOptions, TraceListener } from '../src/config.js';
 import { detectLaunch, isLoopback, parseHostPort } from '../src/launch.js';
 import { createSerializer } from '../src/serialization/index.js';
 import type { Serializer } from '../src/serialization/serializer.js';
@@ -34,7 +35,8 @@ import type { Device, DeviceName } from '../transport/device.js';
 import { LocalDevice } from '../transport/local/local-device.js';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
 import { Selector } from '../src/collectives/selection.js';
-import { coordinatorOfThisThread, exitEndpoint, startWorkerThreads, writeStderr, threadMemory, threadRankOfThisThread } from '../src/threads.js';
+import { TraceFile } from '../src/trace-file.js';
+import { EXIT_ABORTED_ELSEWHERE, coordinatorOfThisThread, exitEndpoint, startWorkerThreads, writeStderr, threadMemory, threadRankOfThisThread } from '../src/threads.js';
 
 interface Address {
   readonly host: string;
@@ -53,10 +55,10 @@ interface Placement {
 }
 
 /** What this endpoint's devices cannot serve: shared memory between processes and UCX need their addons. */
-function unavailability(ucx: UcxDevice | undefined): Unavailable {
+function unavailability(ucx: UcxDevice | undefined, ucxUnbuilt: string | undefined): Unavailable {
   const native = shmNative();
   return (device, relation) => {
-    if (device === 'ucx' && ucx === undefined) return { reason: ucxMissing() ?? 'no pair of this job was to use it (UCX serves other hosts unless asked for)', loud: false };
+    if (device === 'ucx' && ucx === undefined) return { reason: ucxUnbuilt ?? 'no pair of this job was to use it (UCX serves other hosts unless asked for)', loud: false };
     if (device === 'shm' && relation !== 'threads' && typeof native === 'string') return { reason: native, loud: true };
     return undefined;
   };
@@ -65,7 +67,69 @@ function unavailability(ucx: UcxDevice | undefined): Unavailable {
 /** Notes of the device table, said once per process. */
 const told = new Set<string>();
 
-export class ColGroupMaster {
+/** A peer endpoint was lost: its process died, or its connection closed without close(). */
+export interface PeerLostEvent {
+  /** The lost endpoint's process. */
+  readonly process: number;
+  /** The lost endpoint ({@link ColGroupMaster.rank} there). */
+  readonly endpoint: number;
+  /** Why it counts as lost, for people. */
+  readonly reason: string;
+}
+
+/** The job is being aborted: an exception escaped a member's run() at `origin`, here or elsewhere. */
+export interface AbortEvent {
+  /** What failed, naming the member. */
+  readonly message: string;
+  /** The endpoint whose member failed. */
+  readonly origin: number;
+}
+
+/** A getGroup of this endpoint resolved: the group is active. */
+export interface GroupFormedEvent {
+  /** The group's name. */
+  readonly name: string;
+  /** Its number of members, job-wide. */
+  readonly size: number;
+  /** The active group. */
+  readonly group: ColGroup;
+  /** Group ranks of this endpoint's members, in addMember order. */
+  readonly ranks: readonly number[];
+}
+
+/**
+ * What a master tells its listeners (`master.on('peerLost', ...)`). Listeners run synchronously;
+ * one that throws is reported on stderr and does not disturb the job.
+ */
+export interface MasterEvents {
+  /** A peer endpoint was lost; calls that need it reject with {@link PeerLostError}. */
+  peerLost: (event: PeerLostEvent) => void;
+  /** The job is being aborted. */
+  abort: (event: AbortEvent) => void;
+  /** A group became active here. */
+  groupFormed: (event: GroupFormedEvent) => void;
+  /** A line of what CCJS_TRACE reports (the algorithm of each collective call), when tracing is on. */
+  trace: (line: string) => void;
+  /** The master closed: its members are done and its resources released. */
+  close: () => void;
+}
+
+/**
+ * One endpoint of a job: a process, or one of its worker threads under `--threads`. Every process
+ * (or thread) creates exactly one with {@link ColGroupMaster.create}, adds its members to groups
+ * ({@link ColGroupMaster.addMember}), and each member then asks for the active group
+ * ({@link ColGroupMaster.getGroup}). When every member added here is done, the master closes by
+ * itself (option `autoClose`). It is an event emitter of {@link MasterEvents} (`master.on('peerLost', ...)`).
+ *
+ * @example
+ * ```ts
+ * const master = await ColGroupMaster.create();
+ * const member = new Worker(master);          // a ColMember subclass
+ * master.addMember('workers', member);         // phase 1
+ * await member.start();                        // run() calls master.getGroup('workers', n): phase 2
+ * ```
+ */
+export class ColGroupMaster extends EventEmitter<MasterEvents> {
   private readonly members: ColMember[] = [];
   private readonly joined = new Map<string, Set<ColMember>>();
   private readonly groupRequests = new Map<string, { size: number; group: Promise<ColGroup> }>();
@@ -77,8 +141,11 @@ export class ColGroupMaster {
   /** This endpoint is ending the job's way (abortOnError): later failures are echoes of the first. */
   private stopping = false;
   private liftSpinningVeto: (() => void) | undefined;
+  /** Endpoints whose loss the listeners were told of, by whichever noticed it first: the coordinator or a device. */
+  private readonly lostPeers = new Set<number>();
 
   private constructor(
+    /** @internal The resolved configuration. */
     readonly config: Config,
     private readonly world: World,
     /** This endpoint's rank in the job (process-major, then thread). */
@@ -89,8 +156,23 @@ export class ColGroupMaster {
     private readonly devices: readonly PairChoice[],
     private readonly client: CoordinatorClient,
     private readonly coordinator: Coordinator | undefined,
-  ) {}
+    /** @internal The timeline this endpoint writes (CCJS_TRACE_FILE). */ readonly traceFile: TraceFile | undefined,
+  ) {
+    super();
+    engine.onLost = (peer, error) => this.tellLost(peer, error.message);
+  }
 
+  /**
+   * Connects this endpoint to the job: reads `options`, then the `CCJS_*` environment variables,
+   * then the config file (`ccjs.config.json` in the working directory, or `CCJS_CONFIG`), and the
+   * launcher's environment (ccjrun, mpirun, hydra, srun, torch-style variables); registers with the
+   * coordinator (endpoint 0 hosts it) and connects a device to every peer endpoint.
+   *
+   * @param options - overrides the environment and the config file; see {@link MasterOptions}.
+   * @returns the master of this endpoint, once every peer endpoint is connected.
+   * @throws {@link ConfigError} for an unknown option or a bad value (naming it), or a device that cannot be used.
+   * @throws {@link TimeoutError} when the coordinator or a peer cannot be reached within `timeoutMs`.
+   */
   static async create(options: MasterOptions = {}): Promise<ColGroupMaster> {
     const config = resolveConfig(options);
     const placement = place(options, config);
@@ -106,6 +188,9 @@ export class ColGroupMaster {
     if (ucxAsked.length > 0 && ucxUnbuilt !== undefined) {
       throw new ConfigError(`transport 'ucx' was asked for (${ucxAsked.map(([relation]) => relation).join(', ')} pairs), but ${ucxUnbuilt}; or use 'auto' or 'tcp'`);
     }
+    const identity = hostIdentity(config);
+    // Opened before anything is started, so that a trace file it cannot write leaves nothing behind.
+    const traceFile = config.traceFile === undefined ? undefined : new TraceFile(config.traceFile, { rank, size, processRank, threadRank, host: identity.name });
     const coordinatorBinding =
       'file' in placement.coordinator ? { host: listenHost(config, placement.allLocal), port: 0 } : { host: bindHost(placement.coordinator.host), port: placement.coordinator.port };
     const coordinator = rank === 0 ? await Coordinator.start(coordinatorBinding.host, coordinatorBinding.port, processCount, threadCount, placement.jobKey) : undefined;
@@ -117,13 +202,18 @@ export class ColGroupMaster {
       size > 1
         ? new ShmDevice({ rank, processRank, threadRank, threadCount, ringCapacity: config.shmRingBytes, timeoutMs: config.timeoutMs, native: typeof native === 'string' ? undefined : native, threads: threadMemory })
         : undefined;
-    const identity = hostIdentity(config);
+    let master: ColGroupMaster | undefined;
+    // Trace lines go where the configuration says and, once the master exists, to its listeners.
+    const printTrace = config.trace;
+    const trace: TraceListener | undefined = printTrace && ((line) => {
+      printTrace(line);
+      master?.tell('trace', line);
+    });
     // A UCP worker costs a context and a thread: made only where UCX may serve a pair.
     const ucxWanted = size > 1 && ucxUnbuilt === undefined && (ucxAsked.length > 0 || (rules.network === 'auto' && !placement.allLocal));
     const ucxAddon = ucxWanted ? ucxNative() : undefined;
     if (typeof ucxAddon === 'string') throw new ConfigError(`the UCX device cannot be used: ${ucxAddon}`);
-    const ucx = ucxAddon ? new UcxDevice({ rank, host: identity.id, timeoutMs: config.timeoutMs, native: ucxAddon, trace: config.trace }) : undefined;
-    let master: ColGroupMaster | undefined;
+    const ucx = ucxAddon ? new UcxDevice({ rank, host: identity.id, timeoutMs: config.timeoutMs, native: ucxAddon, trace }) : undefined;
     const events = {
       lost: (endpoint: number, message: string) => master?.peerLost(endpoint, message),
       abort: (endpoint: number, message: string) => master?.aborted(endpoint, message),
@@ -157,7 +247,7 @@ export class ColGroupMaster {
       }
       ({ client, world } = await CoordinatorClient.connect(address.host, address.port, hello, config.timeoutMs, events));
       const known = world;
-      choices = chooseDevices(known, rank, rules, unavailability(ucx));
+      choices = chooseDevices(known, rank, rules, unavailability(ucx, ucxUnbuilt));
       tellOnce(choices, threadRank);
       const local = new LocalDevice();
       const devices: Partial<Record<DeviceName, Device>> = { local, tcp, shm, ucx };
@@ -167,14 +257,15 @@ export class ColGroupMaster {
       const served = (name: DeviceName) => choices.filter((choice) => choice.device === name).map((choice) => ({ rank: choice.peer, address: known.endpoints[choice.peer]?.addresses[name] }));
       await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine), shm?.connect(served('shm'), engine), ucx?.connect(served('ucx'), engine)]);
     } catch (error) {
+      traceFile?.close();
       await Promise.allSettled([tcp?.close(), shm?.close(), ucx?.close(), coordinator?.forceClose()]);
       throw error;
     }
     const serializer = createSerializer(config.serializer, { outOfBandThreshold: config.outOfBandThreshold, strict: config.strictSerialization });
-    const selector = new Selector(config.collectives, config.algorithms, config.trace);
-    master = new ColGroupMaster(config, world, rank, engine, serializer, selector, choices, client, coordinator);
+    const selector = new Selector(config.collectives, config.algorithms, trace);
+    master = new ColGroupMaster(config, world, rank, engine, serializer, selector, choices, client, coordinator, traceFile);
     master.startProgress();
-    config.trace?.(`ccjs trace: devices of ${master.describe()}`);
+    trace?.(`ccjs trace: devices of ${master.describe()}`);
     return master;
   }
 
@@ -198,6 +289,7 @@ export class ColGroupMaster {
     return this.rank % this.world.threadCount;
   }
 
+  /** Endpoints per process (the `threads` option, `--threads`, `CCJS_THREADS`). */
   get threadCount(): number {
     return this.world.threadCount;
   }
@@ -217,13 +309,18 @@ export class ColGroupMaster {
     return describeDevices(this.world, this.rank, this.devices);
   }
 
-/** Members the job is sized for: processes × members per process the launcher planned. */
+  /** Members the job is sized for (CCJ's name): processes × threads per process, the same as {@link ColGroupMaster.size}. */
   getNumberOfCpus(): number {
-    const threads = Number(process.env.CCJS_THREADS ?? '1');
-    return this.processCount * (Number.isInteger(threads) && threads > 0 ? threads : 1);
+    return this.processCount * this.threadCount;
   }
 
-  /** Phase 1: join `groupName`, creating it if new; GroupError if it is already active. */
+  /**
+   * Phase 1: `member` joins group `groupName`, creating it if new. A member may join several
+   * groups; members of one endpoint are ranked in the order they were added.
+   *
+   * @throws {@link GroupError} if the group is already active here, or `member` joined it before.
+   * @throws TypeError for an empty name or a `member` that is not a {@link ColMember}.
+   */
   addMember(groupName: string, member: ColMember): void {
     if (typeof groupName !== 'string' || groupName === '') throw new TypeError(`addMember: group name must be a non-empty string, got ${JSON.stringify(groupName)}`);
     if (!(member instanceof ColMember)) throw new TypeError(`addMember: ${String(member)} is not a ColMember`);
@@ -231,8 +328,14 @@ export class ColGroupMaster {
   }
 
   /**
-   * Phase 2: resolves with the active group once `numberOfMembers` members job-wide have joined.
-   * Calls with the same name in one process share one result.
+   * Phase 2: resolves with the active, immutable group once `numberOfMembers` members job-wide
+   * have joined it. Ranks follow endpoint rank, then `addMember` order. Every member calls it;
+   * calls with the same name in one endpoint share one result.
+   *
+   * @param numberOfMembers - members of the group in the whole job.
+   * @throws {@link GroupError} (rejects) when members disagree on the count, too many join, or one joins too late.
+   * @throws {@link TimeoutError} (rejects) when fewer members joined within `timeoutMs`, saying how many did.
+   * @throws RangeError (rejects) unless `numberOfMembers` is a positive integer.
    */
   getGroup(groupName: string, numberOfMembers: number): Promise<ColGroup> {
     if (!Number.isInteger(numberOfMembers) || numberOfMembers < 1) {
@@ -249,29 +352,45 @@ export class ColGroupMaster {
       const endpoints = Int32Array.from(description.members, ([endpoint]) => endpoint);
       const route = this.engine.route(description.context, description.name, endpoints);
       const group = new ColGroup(description.name, description.context, description.members, this.rank, this.members, this.world.threadCount, route);
-      for (const member of this.joined.get(groupName) ?? []) {
+      const joined = [...(this.joined.get(groupName) ?? [])];
+      for (const member of joined) {
         if (!group.has(member)) throw new GroupError(`${member.constructor.name} joined group '${groupName}' too late: the group was already active`);
       }
+      this.tell('groupFormed', { name: group.name, size: group.size(), group, ranks: joined.map((member) => group.getRank(member)) });
       return group;
     });
     this.groupRequests.set(groupName, { size: numberOfMembers, group });
     return group;
   }
 
-  /** An inactive copy of `group` to reshape and activate under `newName`. */
+  /**
+   * An inactive copy of `group` (CCJ's inactive groups): choose and order its members with
+   * {@link InactiveGroup.include} or {@link InactiveGroup.exclude}, then every chosen member calls
+   * {@link InactiveGroup.activate}.
+   *
+   * @throws TypeError for an empty `newName`.
+   */
   copyGroup(group: ColGroup, newName: string): InactiveGroup {
     return new InactiveGroup(this, group, newName);
   }
 
   /**
    * Collective over `group` (MPI_Comm_split): members with the same `color` form a new group,
-   * ranked by `key`, then by their rank in `group`.
+   * ranked by `key`, then by their rank in `group`. Every member of `group` calls it.
+   *
+   * @param color - a non-negative integer; members passing the same one end up together.
+   * @param key - orders the members of the new group (default 0: by rank in `group`).
+   * @throws RangeError (rejects) for a negative or non-integer color, or a non-integer key.
    */
   split(group: ColGroup, member: ColMember, color: number, key = 0): Promise<ColGroup> {
     return splitGroup(this, group, member, color, key);
   }
 
-  /** Waits until every started local member is done, flushes, and releases this endpoint's resources. */
+  /**
+   * Waits until every started member of this endpoint is done, flushes what it sent, says goodbye
+   * to the coordinator and releases this endpoint's sockets, rings and threads so the process can
+   * exit. Called by itself when `autoClose` is on (the default); idempotent.
+   */
   close(): Promise<void> {
     this.closing ??= this.shutdown();
     return this.closing;
@@ -314,6 +433,8 @@ export class ColGroupMaster {
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
     const message = `${memberCore(member).label} (groups: ${groups.join(', ') || 'none'}) failed: ${detail}`;
     const written = writeStderr(`ccjs: aborting the job: ${message}\n`);
+    this.tell('abort', { message, origin: this.rank });
+    this.traceFile?.close();
     this.client.abort(message, this.rank);
     await this.client.flush();
     // In a worker thread this ends the thread with code 1, which ends its process (src/threads.ts).
@@ -326,7 +447,8 @@ export class ColGroupMaster {
     this.dumped = true;
     const period = (this.config.watchdogMs ?? 0) / 4;
     const calls = this.engine.pending().map((call) => `\n  - ${call.details()}${period > 0 ? `, waiting ${(((this.engine.tick - call.born) * period) / 1000).toFixed(1)} s` : ''}`);
-    process.stderr.write(`ccjs watchdog: ${this.label}: ${reason}; ${calls.length} pending call(s)${calls.join('')}\n`);
+    const devices = this.engine.deviceStates().map((state) => `\n  device ${state}`);
+    process.stderr.write(`ccjs watchdog: ${this.label}: ${reason}; ${calls.length} pending call(s)${calls.join('')}${devices.join('')}\n`);
   }
 
   /** Spinning and the watchdog of this endpoint. */
@@ -351,14 +473,23 @@ export class ColGroupMaster {
     if (this.stopping) return;
     const processRank = this.world.endpoints[endpoint]?.processRank ?? endpoint;
     this.engine.markLost(endpoint, new PeerLostError(message, processRank, { endpointRank: endpoint }));
+    this.tellLost(endpoint, message);
+  }
+
+  private tellLost(endpoint: number, reason: string): void {
+    if (this.stopping || this.lostPeers.has(endpoint)) return;
+    this.lostPeers.add(endpoint);
+    this.tell('peerLost', { process: this.world.endpoints[endpoint]?.processRank ?? endpoint, endpoint, reason });
   }
 
   private aborted(endpoint: number, message: string): void {
-    const by = endpointLabel(endpoint, this.world.threadCount);
     if (this.stopping) return;
+    const by = endpointLabel(endpoint, this.world.threadCount);
+    this.tell('abort', { message, origin: endpoint });
     if (this.config.abortOnError) {
       this.stopping = true;
-      void exitEndpoint(1, writeStderr(`ccjs: ${this.label} stops: the job was aborted by ${by}: ${message}\n`));
+      this.traceFile?.close();
+      void exitEndpoint(EXIT_ABORTED_ELSEWHERE, writeStderr(`ccjs: ${this.label} stops: the job was aborted by ${by}: ${message}\n`));
       return;
     }
     const error = new AbortError(`the job was aborted by ${by}: ${message}`);
@@ -378,8 +509,21 @@ export class ColGroupMaster {
       process.stderr.write(`ccjs: ${this.label} closes with ${count} unreceived message(s) for context/source/destination/tag ${key}\n`);
     }
     await this.engine.close();
+    // Written before the goodbye: once every endpoint has said it, endpoint 0 joins the parts.
+    this.traceFile?.close();
     await this.client.bye();
     await this.coordinator?.close();
+    if (this.coordinator !== undefined) this.traceFile?.join(this.size);
+    this.tell('close');
+  }
+
+  /** Tells the listeners of `event`; a listener that throws is reported, and the library goes on. */
+  private tell<E extends keyof MasterEvents>(event: E, ...args: EventEmitter.EventArgs<MasterEvents, E>): void {
+    try {
+      this.emit(event, ...args);
+    } catch (error) {
+      process.stderr.write(`ccjs: a '${event}' listener of ${this.label} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    }
   }
 }
 

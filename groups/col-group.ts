@@ -8,15 +8,21 @@ import type { Route } from '../src/engine/calls.js';
 import { MAX_GROUP_SIZE } from '../src/engine/matching.js';
 import { GroupError } from '../src/errors.js';
 import { checkAlgorithmName } from '../src/collectives/selection.js';
-import type { CollectiveName } from '../src/collectives/algorithms.js';
+import type { AlgorithmName, CollectiveName } from '../src/collectives/algorithms.js';
 
+/**
+ * An active, immutable group of members (CCJ's ColGroup), from {@link ColGroupMaster.getGroup},
+ * {@link ColGroupMaster.split} or {@link InactiveGroup.activate}. Its members are numbered 0 to
+ * `size() - 1`; every communication call names a group and ranks in it.
+ */
 export class ColGroup {
   private readonly localRanks = new Map<ColMember, number>();
   private readonly algorithms = new Map<CollectiveName, string>();
   /** @internal Groups are made by ColGroupMaster.getGroup. */
   constructor(
+    /** The name the group was formed under. */
     readonly name: string,
-    /** Job-wide id carried by every message of this group. */
+    /** @internal Job-wide id carried by every message of this group. */
     readonly context: number,
     private readonly members: readonly MemberAddress[],
     endpointRank: number,
@@ -31,18 +37,23 @@ export class ColGroup {
     });
   }
 
+  /** The number of members of the group, job-wide. */
   size(): number {
     return this.members.length;
   }
 
-  /** The member's rank; a GroupError if it is not a member of this group. */
+  /**
+   * The rank of `member`, a member of this endpoint, in this group.
+   *
+   * @throws {@link GroupError} if `member` is not a member of this group.
+   */
   getRank(member: ColMember): number {
     const rank = this.localRanks.get(member);
     if (rank === undefined) throw new GroupError(`${describe(member)} is not a member of group '${this.name}'`);
     return rank;
   }
 
-  /** True when `member` belongs to this group. */
+  /** True when `member`, a member of this endpoint, belongs to this group. */
   has(member: ColMember): boolean {
     return this.localRanks.has(member);
   }
@@ -52,18 +63,18 @@ export class ColGroup {
     return this.localRanks.get(member) ?? -1;
   }
 
-  /** The endpoint (master) that hosts rank `rank`. */
+  /** The endpoint ({@link ColGroupMaster.rank}) that hosts rank `rank`. */
   endpointOf(rank: number): number {
     return (this.members[rank] as MemberAddress)[0];
   }
 
-  /** The process that hosts rank `rank`. */
+  /** The process ({@link ColGroupMaster.processRank}) that hosts rank `rank`. */
   processOf(rank: number): number {
     return Math.floor(this.endpointOf(rank) / this.threadCount);
   }
 
   /**
-   * Throws RangeError unless `rank` is a rank of this group; `what` and `role` name the argument
+   * @internal Throws RangeError unless `rank` is a rank of this group; `what` and `role` name the argument
    * ("sendAsync", "destination"), joined only when the check fails (this runs on every call).
    */
   checkRank(rank: number, what: string, role?: string): void {
@@ -73,10 +84,13 @@ export class ColGroup {
   }
 
   /**
-   * Runs `collective` on this group with `algorithm` (undefined: back to the tables). Every
-   * process must make the same choice; a mismatch is reported at the first message.
+   * Runs `collective` on this group, in this endpoint, with `algorithm` (undefined: back to the
+   * selection tables); a per-call `{ algorithm }` still wins. Every endpoint must make the same
+   * choice: a mismatch is a {@link CollectiveMismatchError} at the first message.
+   *
+   * @throws {@link ConfigError} for a name that is not an algorithm of `collective` (from JavaScript).
    */
-  setAlgorithm(collective: CollectiveName, algorithm: string | undefined): void {
+  setAlgorithm<C extends CollectiveName>(collective: C, algorithm: AlgorithmName<C> | undefined): void {
     if (algorithm === undefined) {
       this.algorithms.delete(collective);
       return;
@@ -90,6 +104,7 @@ export class ColGroup {
     return this.algorithms.get(collective);
   }
 
+  /** `ColGroup(name, size n)`. */
   toString(): string {
     return `ColGroup(${this.name}, size ${this.members.length})`;
   }

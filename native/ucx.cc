@@ -180,13 +180,9 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     params.datatype = ucp_dt_make_iov();
     params.user_data = send;
     ucs_status_ptr_t request = ucp_tag_send_nbx(peer.ep, send->iov.data(), count, static_cast<ucp_tag_t>(rank_), &params);
-    if (request == nullptr) {
+    // Done at once, or failed (the peer's failure comes through its error handler): the bytes are free.
+    if (request == nullptr || UCS_PTR_IS_ERR(request)) {
       delete send;
-      return Napi::Boolean::New(env, true);
-    }
-    if (UCS_PTR_IS_ERR(request)) {
-      delete send;
-      // The peer's failure comes through its error handler; the bytes are not needed any more.
       return Napi::Boolean::New(env, true);
     }
     inflight_ += 1;
@@ -279,8 +275,6 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
 
   // close(): flushes and closes every endpoint (a lost one by force), then the worker and the context.
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    // What arrived and was never asked for is received (and dropped with its peer), not left to UCX's warnings.
-    if (worker_ != nullptr) Drain();
     for (Peer& peer : peers_) CloseEndpoint(peer, peer.failed ? UCP_EP_CLOSE_FLAG_FORCE : 0);
     Destroy();
     // Nothing of JavaScript is left for the finalizer, which may run while Node tears the environment down.
@@ -324,6 +318,8 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       prepare_ = nullptr;
     }
     if (worker_ != nullptr) {
+      // What arrived and was never asked for is received and dropped (no peer holds it any more),
+      // not left to UCX's warnings.
       for (Peer& peer : peers_) peer.ep = nullptr;
       Drain();
       for (Peer& peer : peers_) {

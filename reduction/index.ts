@@ -2,6 +2,7 @@ export { reductionName, toReductionObject } from './reduction-object.js';
 export type { ReductionLike, ReductionObject } from './reduction-object.js';
 export { Reductions } from './reductions.js';
 export type {
+  BuiltinReduction,
   ElementwiseReduction,
   IntegerOperand,
   IntegerTypedArray,

@@ -3,6 +3,11 @@
  * it says `commutative: false`, in which case only algorithms that combine in rank order run.
  */
 export interface ReductionObject<T = unknown> {
+  /**
+   * Combines two operands; must be associative. `a` comes from lower ranks than `b` when the
+   * operation is not commutative. May return a new object or one of its arguments, but must not
+   * modify them.
+   */
   reduce(a: T, b: T): T;
   /** Defaults to true. */
   readonly commutative?: boolean;
@@ -10,9 +15,15 @@ export interface ReductionObject<T = unknown> {
   readonly name?: string;
 }
 
+/** A {@link ReductionObject}, or a plain function taken as a commutative one. */
 export type ReductionLike<T> = ReductionObject<T> | ((a: T, b: T) => T);
 
-/** Plain functions are accepted wherever a ReductionObject is; TypeError for anything else. */
+/**
+ * `op` as a ReductionObject: a plain function becomes a commutative one named after it.
+ *
+ * @param operation - names the call in the error message.
+ * @throws {TypeError} if `op` is neither a function nor an object with a `reduce` method.
+ */
 export function toReductionObject<T>(op: ReductionLike<T>, operation: string): ReductionObject<T> {
   if (typeof op === 'function') return { reduce: op, commutative: true, name: op.name || 'anonymous function' };
   if (op !== null && typeof op === 'object' && typeof op.reduce === 'function') return op;

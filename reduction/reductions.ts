@@ -1,5 +1,5 @@
 /**
- * The built-in reductions (API.md "Reduction"; MPI's predefined operations): SUM, PROD, MIN, MAX,
+ * The built-in reductions (docs/API.md, "Reductions"; MPI's predefined operations): SUM, PROD, MIN, MAX,
  * LAND, LOR, BAND, BOR, BXOR on numbers, bigints, typed arrays and (nested) plain arrays of these,
  * element-wise, and MINLOC/MAXLOC on `{ value, index }` pairs. All are commutative and never
  * modify their operands.
@@ -23,6 +23,7 @@ const typedArrayConstructors = {
 /** A typed-array type by the name its instances report (a Buffer reports 'Uint8Array'). */
 export type TypedArrayName = keyof typeof typedArrayConstructors;
 
+/** The typed arrays of integers, which BAND, BOR and BXOR combine. */
 export type IntegerTypedArray =
   | Int8Array
   | Uint8Array
@@ -33,6 +34,7 @@ export type IntegerTypedArray =
   | Uint32Array
   | BigInt64Array
   | BigUint64Array;
+/** Every typed array type (a Buffer is a Uint8Array). */
 export type TypedArray = IntegerTypedArray | Float32Array | Float64Array;
 
 /** What SUM, PROD, MIN and MAX combine. */
@@ -43,25 +45,34 @@ export type IntegerOperand = number | bigint | IntegerTypedArray | readonly Inte
 export type LogicalOperand = boolean | number | bigint | TypedArray | readonly LogicalOperand[];
 /** A MINLOC/MAXLOC operand: a value and where it came from. */
 export interface Located<V extends number | bigint = number | bigint> {
+  /** What is compared. */
   readonly value: V;
+  /** Where it came from (a rank, a row, ...); the lower one wins a tie. */
   readonly index: number;
 }
+/** What MINLOC and MAXLOC combine: pairs, or (nested) arrays of pairs, element-wise. */
 export type LocatedOperand = Located | readonly LocatedOperand[];
 
 /** LAND/LOR give booleans, except in typed arrays, which hold 0/1 of their own type. */
 export type LogicalResult<T> = T extends TypedArray ? T : T extends readonly (infer E)[] ? LogicalResult<E>[] : boolean;
 
-interface BuiltinReduction<Domain> extends ReductionObject<Domain> {
+/** What every built-in reduction is: named and commutative. */
+export interface BuiltinReduction<Domain> extends ReductionObject<Domain> {
+  /** `SUM`, `MAXLOC`, ...: named in traces and in mismatch errors. */
   readonly name: string;
+  /** Every built-in reduction is commutative. */
   readonly commutative: true;
 }
 
 /** Generic in its operand type, so that it serves as a ReductionObject<T> for every T of its domain. */
 export interface ElementwiseReduction<Domain> extends BuiltinReduction<Domain> {
+  /** Combines `a` and `b` element-wise into a new value of their type. */
   reduce<T extends Domain>(a: T, b: T): T;
 }
 
+/** LAND and LOR: operands of any mix of booleans, numbers and bigints, taken by truth value. */
 export interface LogicalReduction extends BuiltinReduction<LogicalOperand> {
+  /** Combines `a` and `b` element-wise into booleans (typed arrays: 0/1 of their type). */
   reduce<T extends LogicalOperand>(a: T, b: T): LogicalResult<T>;
 }
 
@@ -264,16 +275,34 @@ const larger = (type: ElementType): string => (holdsBigInts(type) ? 'x > y ? x :
 // A 32-bit product can exceed 2^53, where a double loses the low bits that the stored result keeps.
 const product = (type: ElementType): string => (type === 'Int32Array' || type === 'Uint32Array' ? 'Math.imul(x, y)' : 'x * y');
 
+/**
+ * The built-in reductions, MPI's predefined operations, for {@link ColMember.reduce},
+ * {@link ColMember.allReduce}, {@link ColMember.reduceScatter} and {@link ColMember.scan}. They
+ * combine numbers, bigints, typed arrays and (nested) plain arrays of these element-wise, with
+ * fast loops for typed arrays; all are commutative and never modify their operands. Operands of
+ * different shapes or types are a TypeError naming both.
+ */
 export const Reductions = Object.freeze({
+  /** The sum. */
   SUM: arithmetic('SUM', () => 'x + y'),
+  /** The product (in integer typed arrays it wraps around, as the type does). */
   PROD: arithmetic('PROD', product),
+  /** The minimum (NaN wins, as with Math.min). */
   MIN: arithmetic('MIN', smaller),
+  /** The maximum (NaN wins, as with Math.max). */
   MAX: arithmetic('MAX', larger),
+  /** Logical and: booleans, or 0/1 of the array's own type for typed arrays. */
   LAND: logical('LAND', 'x && y'),
+  /** Logical or: booleans, or 0/1 of the array's own type for typed arrays. */
   LOR: logical('LOR', 'x || y'),
+  /** Bitwise and of integers (numbers must hold integers; floating-point arrays are a TypeError). */
   BAND: bitwise('BAND', 'x & y'),
+  /** Bitwise or of integers. */
   BOR: bitwise('BOR', 'x | y'),
+  /** Bitwise exclusive or of integers. */
   BXOR: bitwise('BXOR', 'x ^ y'),
+  /** The `{ value, index }` pair with the smallest value; on a tie, the lower index. */
   MINLOC: location('MINLOC', (x, y) => x < y),
+  /** The `{ value, index }` pair with the largest value; on a tie, the lower index. */
   MAXLOC: location('MAXLOC', (x, y) => x > y),
 });

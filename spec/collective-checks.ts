@@ -4,12 +4,14 @@
  * (spec/scenarios/). Every check compares with a sequential reference.
  */
 import { expect } from 'chai';
+import { CCJError, CollectiveMismatchError } from '../src/index.js';
 import type { ColMember, ColGroup } from '../src/index.js';
+import { algorithmNames } from '../src/collectives/algorithms.js';
 import { Reductions, toReductionObject } from '../reduction/index.js';
 import type { ReductionLike, ReductionObject } from '../reduction/index.js';
 import { DenseMatrix, DividableArray, SparseMatrix } from '../dividable/index.js';
 import type { DividableData } from '../dividable/index.js';
-import { Point, expectSame } from './payloads.js';
+import { Point, Unbuildable, expectSame } from './payloads.js';
 
 /** Values a root broadcasts: a number, an object graph, a registered class, empty and 1 MiB arrays. */
 const BROADCAST_PAYLOADS: readonly { name: string; make: (root: number) => unknown }[] = [
@@ -96,6 +98,45 @@ function contents(object: unknown): unknown {
   return object;
 }
 
+/** The error a call rejected with, or undefined if it resolved. */
+async function failureOf(call: Promise<unknown>): Promise<unknown> {
+  try {
+    await call;
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
+
+/**
+ * After a collective that went wrong: each member either failed with `kind`, or its own part was
+ * consistent and completed (members that exchanged data with one that disagreed fail); together
+ * they caught it, and none hangs.
+ */
+async function expectCaught(member: ColMember, group: ColGroup, error: unknown, kind: abstract new (...args: never[]) => Error, what: string): Promise<void> {
+  if (error !== undefined) expect(error, what).to.be.instanceOf(kind);
+  const failures = await member.allReduce(group, error === undefined ? 0 : 1, Reductions.SUM);
+  expect(failures, `members that failed: ${what}`).to.be.at.least(1);
+}
+
+class RefusedError extends Error {}
+
+/** The four rooted collectives, each called with `root` (data that fits any algorithm). */
+const ROOTED_CALLS: readonly { name: string; call: (member: ColMember, group: ColGroup, rank: number, size: number, root: number) => Promise<unknown> }[] = [
+  { name: 'broadcast', call: (member, group, rank, _size, root) => member.broadcast(group, rank === root ? { from: root } : null, root) },
+  { name: 'reduce', call: (member, group, rank, _size, root) => member.reduce(group, rank, Reductions.SUM, root) },
+  { name: 'scatter', call: (member, group, rank, size, root) => member.scatter(group, rank === root ? new DividableArray(Array.from({ length: size }, (_, i) => i)) : null, root) },
+  { name: 'gather', call: (member, group, rank, size, root) => member.gather(group, rank === root ? new DividableArray(new Array<number>(size).fill(0)) : null, rank, root) },
+];
+
+/** Roots that members disagree on (on two or more members): patterns that once passed silently or hung. */
+const MISMATCHED_ROOTS: readonly { name: string; rootOf: (rank: number, size: number) => number }[] = [
+  { name: 'rank 0 says 0, the others 1', rootOf: (rank) => (rank === 0 ? 0 : 1) },
+  { name: 'every member names itself', rootOf: (rank) => rank },
+  { name: 'each names the rank two below', rootOf: (rank, size) => (rank - 2 + 2 * size) % size },
+  { name: 'only the last member differs', rootOf: (rank, size) => (rank === size - 1 ? 0 : size - 1) },
+];
+
 /** A member's part in one check; `size` is the group's. */
 export interface CollectiveCheck {
   readonly name: string;
@@ -103,6 +144,40 @@ export interface CollectiveCheck {
 }
 
 export const COLLECTIVE_CHECKS: readonly CollectiveCheck[] = [
+  {
+    name: 'mismatched roots fail at every member with CollectiveMismatchError, and the group goes on',
+    body: async (member, group, rank, size) => {
+      if (size < 2) return;
+      for (const { call, name } of ROOTED_CALLS) {
+        for (const pattern of MISMATCHED_ROOTS) {
+          const roots = Array.from({ length: size }, (_, r) => pattern.rootOf(r, size));
+          if (roots.every((root) => root === roots[0])) continue;
+          const error = await failureOf(call(member, group, rank, size, roots[rank] as number));
+          await expectCaught(member, group, error, CollectiveMismatchError, `${name}, ${pattern.name}`);
+        }
+        expect(await member.broadcast(group, rank === size - 1 ? name : null, size - 1)).to.equal(name);
+      }
+    },
+  },
+  {
+    name: 'a failure inside a collective reaches every member as an error, never a hang',
+    body: async (member, group, rank, size) => {
+      if (size < 2) return;
+      for (const algorithm of algorithmNames('broadcast')) {
+        for (const root of new Set([0, size - 1])) {
+          // Encodes at the root, fails to decode everywhere else: inner tree nodes forward it first.
+          const error = await failureOf(member.broadcast(group, rank === root ? new Unbuildable(algorithm) : null, root, { algorithm }));
+          if (rank !== root) expect(error, `${algorithm} from ${root}`).to.be.instanceOf(CCJError);
+          expect(await member.broadcast(group, rank === root ? [algorithm, root] : null, root)).to.deep.equal([algorithm, root]);
+        }
+      }
+      // A reduction that throws at one member: every member's allReduce fails.
+      const failing = { reduce: (a: number, b: number) => { if (rank === size - 1) throw new RefusedError('this reduction refuses'); return a + b; }, name: 'refusing' };
+      const error = await failureOf(member.allReduce(group, rank, failing));
+      await expectCaught(member, group, error, rank === size - 1 ? RefusedError : CCJError, 'allReduce with a refusing reduction');
+      expect(await member.allReduce(group, rank, Reductions.SUM)).to.equal((size * (size - 1)) / 2);
+    },
+  },
   {
     name: 'barrier: nobody leaves before everybody arrived',
     body: async (member, group, rank, size) => {

@@ -8,6 +8,8 @@ import type { ColMember, ColGroup } from '../src/index.js';
 import { Reductions } from '../reduction/index.js';
 import type { ReductionObject } from '../reduction/index.js';
 import type { CollectiveName } from '../src/collectives/algorithms.js';
+import type { CollectiveOptions } from '../src/collectives/operations.js';
+import { algorithmName } from '../src/collectives/selection.js';
 import { DividableArray } from '../dividable/index.js';
 
 export const MAX_MEMBERS = 9;
@@ -48,59 +50,60 @@ function plain(value: unknown): unknown {
 export async function exercise(collective: CollectiveName, algorithm: string, member: ColMember, group: ColGroup, rank: number, kind: PayloadKind): Promise<void> {
   const size = group.size();
   const make = PAYLOADS[kind];
-  const options = { algorithm };
+  // One name for whichever collective this is: typed per collective, as the members' calls want it.
+  const options = <C extends CollectiveName>(of: C): CollectiveOptions<C> => ({ algorithm: algorithmName(of, algorithm, 'exercise') });
   const roots = [...Array(size).keys()];
   const everyone = (salt: number) => roots.map((r) => make(r, salt));
   switch (collective) {
     case 'barrier':
-      await member.barrier(group, options);
+      await member.barrier(group, options(collective));
       return;
     case 'broadcast':
-      for (const root of roots) expect(plain(await member.broadcast(group, rank === root ? make(root, 1) : null, root, options))).to.deep.equal(plain(make(root, 1)));
+      for (const root of roots) expect(plain(await member.broadcast(group, rank === root ? make(root, 1) : null, root, options(collective)))).to.deep.equal(plain(make(root, 1)));
       return;
     case 'reduce':
       for (const root of roots) {
-        const result = await member.reduce(group, make(rank, root) as never, opFor(kind), root, options);
+        const result = await member.reduce(group, make(rank, root) as never, opFor(kind), root, options(collective));
         expect(plain(result)).to.deep.equal(rank === root ? plain(fold(everyone(root), opFor(kind) as ReductionObject<unknown>)) : null);
-        const ordered = await member.reduce(group, String(rank), concatenate, root, options);
+        const ordered = await member.reduce(group, String(rank), concatenate, root, options(collective));
         expect(ordered).to.equal(rank === root ? roots.join('|') : null);
       }
       return;
     case 'allReduce':
-      expect(plain(await member.allReduce(group, make(rank, 2) as never, opFor(kind), options))).to.deep.equal(plain(fold(everyone(2), opFor(kind) as ReductionObject<unknown>)));
-      expect(await member.allReduce(group, String(rank), concatenate, options)).to.equal(roots.join('|'));
+      expect(plain(await member.allReduce(group, make(rank, 2) as never, opFor(kind), options(collective)))).to.deep.equal(plain(fold(everyone(2), opFor(kind) as ReductionObject<unknown>)));
+      expect(await member.allReduce(group, String(rank), concatenate, options(collective))).to.equal(roots.join('|'));
       return;
     case 'scatter':
       for (const root of roots) {
         const whole = new DividableArray(everyone(root));
-        expect(plain(await member.scatter(group, rank === root ? whole : null, root, options))).to.deep.equal(plain([make(rank, root)]));
+        expect(plain(await member.scatter(group, rank === root ? whole : null, root, options(collective)))).to.deep.equal(plain([make(rank, root)]));
       }
       return;
     case 'gather':
       for (const root of roots) {
-        const result = await member.gather(group, rank === root ? new DividableArray(new Array(size)) : null, [make(rank, root)], root, options);
+        const result = await member.gather(group, rank === root ? new DividableArray(new Array(size)) : null, [make(rank, root)], root, options(collective));
         expect(result === null ? null : plain(result.array)).to.deep.equal(rank === root ? plain(everyone(root)) : null);
       }
       return;
     case 'allGather':
-      expect(plain((await member.allGather(group, new DividableArray(new Array(size)), [make(rank, 3)], options)).array)).to.deep.equal(plain(everyone(3)));
+      expect(plain((await member.allGather(group, new DividableArray(new Array(size)), [make(rank, 3)], options(collective))).array)).to.deep.equal(plain(everyone(3)));
       return;
     case 'allToAll': {
       const outgoing = new DividableArray(roots.map((to) => ({ from: rank, to, payload: make(rank, to) })));
-      const result = await member.allToAll(group, outgoing, new DividableArray(new Array(size)), options);
+      const result = await member.allToAll(group, outgoing, new DividableArray(new Array(size)), options(collective));
       expect(plain(result.array)).to.deep.equal(plain(roots.map((from) => ({ from, to: rank, payload: make(from, rank) }))));
       return;
     }
     case 'reduceScatter': {
       // Block j of member r's data is make(r, j); member j gets the fold over r of make(r, j).
       const data = new DividableArray(roots.map((block) => make(rank, block)));
-      const result = await member.reduceScatter(group, data, ((a: unknown[], b: unknown[]) => a.map((x, i) => (opFor(kind) as ReductionObject<unknown>).reduce(x, b[i]))) as never, options);
+      const result = await member.reduceScatter(group, data, ((a: unknown[], b: unknown[]) => a.map((x, i) => (opFor(kind) as ReductionObject<unknown>).reduce(x, b[i]))) as never, options(collective));
       expect(plain(result)).to.deep.equal(plain([fold(roots.map((r) => make(r, rank)), opFor(kind) as ReductionObject<unknown>)]));
       return;
     }
     case 'scan':
-      expect(plain(await member.scan(group, make(rank, 4) as never, opFor(kind), options))).to.deep.equal(plain(fold(everyone(4).slice(0, rank + 1), opFor(kind) as ReductionObject<unknown>)));
-      expect(await member.scan(group, String(rank), concatenate, options)).to.equal(roots.slice(0, rank + 1).join('|'));
+      expect(plain(await member.scan(group, make(rank, 4) as never, opFor(kind), options(collective)))).to.deep.equal(plain(fold(everyone(4).slice(0, rank + 1), opFor(kind) as ReductionObject<unknown>)));
+      expect(await member.scan(group, String(rank), concatenate, options(collective))).to.equal(roots.slice(0, rank + 1).join('|'));
       return;
   }
 }

@@ -2,6 +2,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup, MasterOptions } from '../src/index.js';
@@ -117,7 +118,11 @@ export function run(command: string, args: readonly string[], env: NodeJS.Proces
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    // SIGTERM first: a launcher passes it on to its ranks, which SIGKILL would leave running.
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+    }, timeoutMs);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -138,8 +143,10 @@ export interface ScenarioRun {
  * scenario `name` of spec/scenarios/ with `args`; resolves with each endpoint's result, by
  * endpoint rank. A failing endpoint fails the job, and this rejects with its output.
  */
-export async function runScenario(processes: number, threads: number, name: string, args: object = {}, env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<ScenarioRun> {
-  const result = await run(process.execPath, [ccjrun, '-n', String(processes), '--threads', String(threads), fixture('scenario'), name, JSON.stringify(args)], env, timeoutMs);
+export async function runScenario(processes: number, threads: number, name: string, args: object = {}, env: NodeJS.ProcessEnv = {}, timeoutMs = 100_000): Promise<ScenarioRun> {
+  // A job that hangs says where before it is stopped (within mocha's 120 s), in the error below.
+  const watchdog = { CCJS_WATCHDOG_MS: String(Math.min(30_000, timeoutMs / 3)) };
+  const result = await run(process.execPath, [ccjrun, '-n', String(processes), '--threads', String(threads), fixture('scenario'), name, JSON.stringify(args)], { ...watchdog, ...env }, timeoutMs);
   if (result.code !== 0) throw new Error(`job '${name}' on ${processes} process(es) × ${threads} thread(s) exited with ${result.code ?? result.signal}:\n${result.stderr.slice(-4000)}`);
   const results: unknown[] = [];
   for (const line of result.stdout.split('\n')) {
@@ -147,4 +154,39 @@ export async function runScenario(processes: number, threads: number, name: stri
     if (match) results[Number(match[1])] = JSON.parse(match[2] as string);
   }
   return { results, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A process of a job started by spawnJob, with what it printed so far. */
+export interface SpawnedProcess {
+  readonly child: ChildProcess;
+  stdout: string;
+  stderr: string;
+  /** Its exit code, once its output is drained. */
+  readonly exited: Promise<number | null>;
+}
+
+/**
+ * Starts `processes` processes of `script` as one job without a launcher (CCJS_RANK, CCJS_SIZE,
+ * a coordinator port of their own), so that one can be killed without the others being stopped.
+ */
+export async function spawnJob(processes: number, script: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<SpawnedProcess[]> {
+  const coordinator = `127.0.0.1:${await freePort()}`;
+  return Array.from({ length: processes }, (_, rank) => {
+    const child = spawn(process.execPath, [script, ...args], {
+      env: { ...process.env, CCJS_RANK: String(rank), CCJS_SIZE: String(processes), CCJS_COORDINATOR: coordinator, CCJS_TIMEOUT_MS: '5000', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const spawned: SpawnedProcess = { child, stdout: '', stderr: '', exited: new Promise((resolve) => child.on('close', (code) => resolve(code))) };
+    child.stdout?.on('data', (chunk: Buffer) => (spawned.stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (spawned.stderr += chunk.toString()));
+    return spawned;
+  });
+}
+
+/** Resolves once `spawned` has printed `text`. */
+export function printed(spawned: SpawnedProcess, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (spawned.stdout.includes(text)) resolve();
+    else spawned.child.stdout?.on('data', () => spawned.stdout.includes(text) && resolve());
+  });
 }

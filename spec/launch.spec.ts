@@ -349,6 +349,26 @@ describe('ccjrun', () => {
     }
   });
 
+  it("finds a .ts file's twin where the package's tsconfig.json (or tsc's usual rootDir 'src' layout) puts it", async () => {
+    writeScript('configured/package.json', '{"type": "module"}');
+    writeScript('configured/tsconfig.json', '{\n  // comments, as tsc allows\n  "compilerOptions": { "rootDir": "src", "outDir": "build/js", },\n}');
+    writeScript('configured/src/tools/job.ts', `console.log('typescript source');`);
+    writeScript('configured/build/js/tools/job.js', `console.log('configured twin');`);
+    writeScript('plain/package.json', '{"type": "module"}');
+    writeScript('plain/src/job.ts', `console.log('typescript source');`);
+    writeScript('plain/dist/job.js', `console.log('rootDir src twin');`);
+    for (const [script, output] of [['configured/src/tools/job.ts', 'configured twin'], ['plain/src/job.ts', 'rootDir src twin']]) {
+      const run = await runCcjrun(['-n1', script as string]);
+      expect(run.code, run.stderr).to.equal(0);
+      expect(run.stdout).to.equal(`[0] ${output}\n`);
+    }
+    const missing = await runCcjrun(['-n1', 'plain/src/other.ts']);
+    writeScript('plain/src/other.ts', '');
+    const unbuilt = await runCcjrun(['-n1', 'plain/src/other.ts']);
+    expect(missing.stderr).to.match(/not found/);
+    expect(unbuilt.stderr).to.match(/has no compiled twin \(tried dist\/src\/other\.js, dist\/other\.js\); build first/);
+  });
+
   it('prints usage for --help and exits 0', async () => {
     const run = await runCcjrun(['--help']);
     expect(run.code).to.equal(0);

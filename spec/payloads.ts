@@ -15,6 +15,16 @@ export class Point {
 }
 registerClass(Point);
 
+/** Encodes everywhere, but cannot be rebuilt by a receiver (its fromCCJS throws): a decode failure at every non-root. */
+export class Unbuildable {
+  constructor(readonly note: string) {}
+
+  static fromCCJS(fields: unknown): Unbuildable {
+    throw new Error(`Unbuildable cannot be rebuilt from ${JSON.stringify(fields)}`);
+  }
+}
+registerClass(Unbuildable);
+
 export interface Payload {
   readonly name: string;
   readonly make: () => unknown;
@@ -47,12 +57,17 @@ export const PAYLOADS: readonly Payload[] = [
   },
 ];
 
-/** Deep equality; typed arrays are compared by type and bytes (fast for 64 MiB). */
+/**
+ * Deep equality of a received value with the one sent; typed arrays are compared by type and bytes
+ * (fast for 64 MiB), and must own exactly their bytes (`.buffer` shows nothing else).
+ */
 export function expectSame(actual: unknown, expected: unknown): void {
   if (ArrayBuffer.isView(expected)) {
     expect(actual).to.be.instanceOf(expected.constructor);
-    const bytes = (view: ArrayBufferView) => Buffer.from(view.buffer, view.byteOffset, view.byteLength);
-    expect(bytes(actual as ArrayBufferView).equals(bytes(expected)), 'typed array contents').to.equal(true);
+    const view = actual as ArrayBufferView;
+    expect([view.byteOffset, view.buffer.byteLength], 'byteOffset and buffer size of a received typed array').to.deep.equal([0, view.byteLength]);
+    const bytes = (of: ArrayBufferView) => Buffer.from(of.buffer, of.byteOffset, of.byteLength);
+    expect(bytes(view).equals(bytes(expected)), 'typed array contents').to.equal(true);
     return;
   }
   expect(actual).to.deep.equal(expected);

@@ -6,6 +6,7 @@ import { ConfigError } from '../src/index.js';
 import type { ColGroup, ColMember } from '../src/index.js';
 import { resolveConfig } from '../src/config.js';
 import { Reductions } from '../reduction/index.js';
+import { DividableArray } from '../dividable/index.js';
 import type { ReductionObject } from '../reduction/index.js';
 import { closeAll, createMasters, runGroup } from './harness.js';
 
@@ -53,6 +54,32 @@ describe('algorithm selection', function () {
     expect(chosen(await broadcastWith(3, 4096), 'broadcast')).to.deep.equal(['pipeline-chain', 'pipeline-chain', 'pipeline-chain']);
   });
 
+  it('lets non-roots that pass null take the root\'s choice from a size-dependent table (tuning never changes results)', async function () {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'ccjs-selection-'));
+    const file = path.join(directory, 'ccjs.config.json');
+    const table = {
+      broadcast: [{ maxBytes: 1024, algorithm: 'flat-nonblocking' }, { algorithm: 'scatter-allgather' }],
+      scatter: [{ maxBytes: 64, algorithm: 'flat-blocking' }, { algorithm: 'binomial' }],
+    };
+    fs.writeFileSync(file, JSON.stringify({ collectives: table }));
+    for (const [bytes, broadcastAlgorithm, scatterAlgorithm] of [[16, 'flat-nonblocking', 'flat-blocking'], [65536, 'scatter-allgather', 'binomial']] as const) {
+      const size = 5;
+      const lines = await traced(size, { config: file }, async (member, group, rank) => {
+        for (let root = 0; root < size; root += 1) {
+          const value = rank === root ? new Float64Array(bytes / 8).fill(root + 1) : null;
+          const received = await member.broadcast(group, value, root);
+          expect(received).to.deep.equal(new Float64Array(bytes / 8).fill(root + 1));
+          const blocks = rank === root ? new DividableArray(new Float64Array((bytes / 8) * size).map((_, index) => index)) : null;
+          const block = await member.scatter<Float64Array>(group, blocks, root);
+          expect(Array.from(block)).to.deep.equal(Array.from({ length: bytes / 8 }, (_, index) => rank * (bytes / 8) + index));
+        }
+      });
+      expect(new Set(chosen(lines, 'broadcast'))).to.deep.equal(new Set([broadcastAlgorithm]));
+      expect(new Set(chosen(lines, 'scatter'))).to.deep.equal(new Set([scatterAlgorithm]));
+      expect(lines.filter((line) => line.includes("the root's choice")).length).to.equal(2 * 5 * 4);
+    }
+  });
+
   it('takes per-call over per-group over CCJS_ALGORITHMS over the tables', async function () {
     const lines = await traced(3, { algorithms: 'barrier=dissemination' }, async (member, group) => {
       await member.barrier(group);
@@ -87,10 +114,12 @@ describe('algorithm selection', function () {
     expect(() => resolveConfig({}, { CCJS_ALGORITHMS: 'allReduce=warp' })).to.throw(ConfigError, /CCJS_ALGORITHMS: 'warp' is not an algorithm of allReduce/);
     expect(() => resolveConfig({}, { CCJS_ALGORITHMS: 'allReduce' })).to.throw(ConfigError, /CCJS_ALGORITHMS entry 'allReduce' is not <collective>=<algorithm>/);
     await traced(1, {}, async (_member, group) => {
+      // @ts-expect-error: a JavaScript caller's typo, which only the run-time check can catch
       expect(() => group.setAlgorithm('broadcast', 'smoke-signals')).to.throw(ConfigError, /group 'traced': 'smoke-signals' is not an algorithm of broadcast/);
     });
     const concatenate: ReductionObject<string> = { reduce: (a, b) => a + b, commutative: false };
     await traced(1, {}, async (member, group) => {
+      // @ts-expect-error: a JavaScript caller's typo, which only the run-time check can catch
       await member.allReduce(group, 'a', concatenate, { algorithm: 'nonsense' }).then(
         () => expect.fail('unknown algorithm accepted'),
         (error: Error) => expect(error).to.be.instanceOf(ConfigError).with.property('message').that.matches(/allReduce option 'algorithm': 'nonsense' is not an algorithm of allReduce/),

@@ -1,7 +1,7 @@
 /**
  * Configuration: `create()` options, then CCJS_* environment variables, then the config file
  * (ccjs.config.json in the working directory, or CCJS_CONFIG / the `config` option), then
- * defaults (API.md, "Configuration precedence"). Unknown keys and bad values are ConfigErrors.
+ * defaults (docs/API.md, "Configuration"). Unknown keys and bad values are ConfigErrors.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,58 +14,72 @@ import { RELATIONS } from './engine/endpoints.js';
 import type { DeviceChoice, DeviceRules } from './engine/endpoints.js';
 
 export const TRANSPORTS = ['auto', 'local', 'tcp', 'shm', 'ucx'] as const;
+/** The `transport` option: `auto` (the best device per pair of endpoints) or one device everywhere it can serve. */
 export type TransportName = (typeof TRANSPORTS)[number];
 export const SERIALIZERS = ['msgpack', 'v8'] as const;
+/** The built-in serializers: {@link MsgpackSerializer} (the default) and {@link V8Serializer}. */
 export type SerializerName = (typeof SERIALIZERS)[number];
 
+/**
+ * Options of {@link ColGroupMaster.create}. Each one also has a `CCJS_*` environment variable
+ * (named beside it) or a key in the config file (`ccjs.config.json`); precedence: these options,
+ * then the environment, then the config file, then the defaults. Unknown options and bad values
+ * are a {@link ConfigError} naming them.
+ */
 export interface MasterOptions {
-  /** 'auto': the best device for each pair of endpoints; a device name: that device wherever it can serve. */
+  /** 'auto' (default): the best device for each pair of endpoints; a device name: that device wherever it can serve (CCJS_TRANSPORT). */
   transport?: TransportName;
   /** Per-relation device choices overriding `transport`, e.g. { host: 'tcp' } (CCJS_DEVICES='host=tcp'). */
   devices?: Partial<DeviceRules>;
   /** Endpoints per process: the process runs the script on its main thread and in threads − 1 worker threads (CCJS_THREADS). */
   threads?: number;
+  /** How objects travel: 'msgpack' (default), 'v8', or your own {@link Serializer} (CCJS_SERIALIZER); every endpoint must use the same. */
   serializer?: SerializerName | Serializer;
-  /** Bound for group formation, connecting, and detecting a lost peer (ms). */
+  /** Bound for group formation, connecting, and detecting a lost peer, in ms (default 60000; CCJS_TIMEOUT_MS). */
   timeoutMs?: number;
-  /** Path of a config file. */
+  /** Path of a config file (CCJS_CONFIG; default `ccjs.config.json` in the working directory, if it exists). */
   config?: string;
-  /** Messages above this many bytes use the rendezvous protocol. */
+  /** Messages above this many bytes use the rendezvous protocol (default 131072; CCJS_EAGER_LIMIT). */
   eagerLimit?: number;
-  /** Bytes of unmatched messages each peer endpoint may leave here; a sender that would exceed it waits. */
+  /** Bytes of unreceived messages each peer endpoint may leave here; a sender that would exceed it waits (default 4 MiB; CCJS_RECEIVE_WINDOW). */
   receiveWindow?: number;
-  /** Bytes of large sendAsync data copied at the sender while waiting for receivers; past it sendAsync waits. */
+  /** Bytes of large sendAsync data copied at the sender while waiting for receivers; past it sendAsync waits (default 64 MiB; CCJS_SEND_BUFFER). */
   sendBuffer?: number;
-  /** Bytes of each shared-memory ring (one per ordered pair of endpoints on a host; a power of two). */
+  /** Bytes of each shared-memory ring (one per ordered pair of endpoints on a host; a power of two from 65536, default 512 KiB; CCJS_SHM_RING_BYTES). */
   shmRingBytes?: number;
-  /** How long a waiting call spins on polling devices before it sleeps, in µs (0: never). */
+  /** How long a waiting call spins on polling devices before it sleeps, in µs (0: never; default 500; CCJS_SPIN_US). */
   spinMicroseconds?: number;
-  /** Log every endpoint's pending calls once when a call has waited this long (ms; off when unset). */
+  /** Log every endpoint's pending calls once when a call has waited this long (ms; off when unset; CCJS_WATCHDOG_MS). */
   watchdogMs?: number;
   /** Host identity for "same host" decisions (CCJS_HOST); default: host name + boot id. */
   host?: string;
-  /** Typed arrays nested in an object travel out of band from this many bytes on. */
+  /** Typed arrays nested in an object travel out of band, beside the serialized graph, from this many bytes on (default 1024; CCJS_OOB_THRESHOLD). */
   outOfBandThreshold?: number;
-  /** Reject instances of unregistered classes instead of sending them as plain objects. */
+  /** Reject instances of unregistered classes with a SerializationError instead of sending them as plain objects (CCJS_STRICT_SERIALIZATION). */
   strictSerialization?: boolean;
-  /** Address the data device listens on (CCJS_INTERFACE). */
+  /** Address or interface name the TCP device listens on (CCJS_INTERFACE; default loopback for a job on one host, else the first external IPv4). */
   interface?: string;
-  /** An exception escaping a member's run() ends the process (true) or rejects start() (false). */
+  /** An exception escaping a member's run() aborts the job (true, default) or only rejects start() (false). Not in the config file. */
   abortOnError?: boolean;
-  /** Close the master once every member added in this process is done. */
+  /** Close the master once every member added to it is done (default true). Not in the config file. */
   autoClose?: boolean;
-  /** Algorithm selection rules per collective (the config file's "collectives" key). */
+  /** Algorithm selection rules per collective (the config file's "collectives" key, which `ccjtune` writes). */
   collectives?: SelectionTable;
   /** One algorithm per collective, e.g. 'allReduce=ring,broadcast=mst' (CCJS_ALGORITHMS). */
   algorithms?: string;
   /** Report the algorithm each collective call runs: true prints to stderr (CCJS_TRACE=1), a function receives the lines. */
   trace?: boolean | TraceListener;
-  /** Override what the launcher says (for embedding several processes' masters in one). */
+  /** Write a timeline of every endpoint's calls to this file, in Chrome's trace event format (CCJS_TRACE_FILE). */
+  traceFile?: string;
+  /** This process's rank, overriding the launcher's (for jobs started by hand); needs `coordinator` when `processCount` > 1. */
   processRank?: number;
+  /** The number of processes, overriding the launcher's (for jobs started by hand). */
   processCount?: number;
+  /** `host:port` of the coordinator (process 0 listens there), overriding the launcher's (CCJS_COORDINATOR in the environment). */
   coordinator?: string;
 }
 
+/** The options resolved, with their defaults. */
 export interface Config {
   readonly transport: TransportName;
   readonly devices: Partial<DeviceRules>;
@@ -87,8 +101,11 @@ export interface Config {
   readonly collectives: SelectionTable | undefined;
   readonly algorithms: Partial<Record<CollectiveName, string>>;
   readonly trace: TraceListener | undefined;
+  /** An absolute path, so that every endpoint names the same file. */
+  readonly traceFile: string | undefined;
 }
 
+/** Receives the lines that `trace: true` would print to stderr. */
 export type TraceListener = (line: string) => void;
 
 const traceToStderr: TraceListener = (line) => void process.stderr.write(`${line}\n`);
@@ -117,6 +134,7 @@ const DEFAULTS: Config = {
   collectives: undefined,
   algorithms: {},
   trace: undefined,
+  traceFile: undefined,
 };
 
 /** Keys a config file may hold; `collectives` is the algorithm selection table (see ccjtune). */
@@ -138,6 +156,7 @@ const FILE_KEYS = [
   'collectives',
   'algorithms',
   'trace',
+  'traceFile',
 ] as const;
 
 const ENVIRONMENT: Record<string, keyof Config> = {
@@ -158,6 +177,7 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   CCJS_INTERFACE: 'interface',
   CCJS_ALGORITHMS: 'algorithms',
   CCJS_TRACE: 'trace',
+  CCJS_TRACE_FILE: 'traceFile',
 };
 
 const OPTION_KEYS = new Set<string>([...Object.keys(DEFAULTS), 'config', 'processRank', 'processCount', 'coordinator']);
@@ -217,6 +237,10 @@ export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEn
       return parseForcedAlgorithms(value);
     }),
     trace: pick('trace', (value, source) => (typeof value === 'function' ? (value as TraceListener) : boolean(value, source) ? traceToStderr : undefined)),
+    traceFile: pick('traceFile', (value, source) => {
+      if (typeof value !== 'string' || value === '') throw new ConfigError(`${source} must be the path of the trace file to write, got ${JSON.stringify(value)}`);
+      return path.resolve(value);
+    }),
   };
 }
 

@@ -1,4 +1,4 @@
-/** Base of every failure ccjs reports; `code` is stable for programs, the message is for people. */
+/** Base of every failure ccjs reports; the class tells programs what failed, the message tells people. */
 export class CCJError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -19,6 +19,7 @@ export class PeerLostError extends CCJError {
 
   constructor(
     message: string,
+    /** The lost process. */
     readonly processRank: number,
     options?: { cause?: unknown; endpointRank?: number },
   ) {
@@ -31,6 +32,7 @@ export class PeerLostError extends CCJError {
 export class SerializationError extends CCJError {
   constructor(
     message: string,
+    /** Where in the value encoding failed, such as `value.rows[3].owner` ('' when not known). */
     readonly path: string = '',
     options?: { cause?: unknown },
   ) {
@@ -44,8 +46,22 @@ export class TransportError extends CCJError {}
 /** A bad option, environment variable or config file entry. */
 export class ConfigError extends CCJError {}
 
-/** The job was aborted because a member elsewhere failed. */
+/** The job was aborted because a member elsewhere failed (seen by calls when `abortOnError` is false). */
 export class AbortError extends CCJError {}
 
-/** Members called collectives in different orders, or with different roots or reductions. */
+/** Members called collectives in different orders, or with different roots, reductions or algorithms; the message names both calls. */
 export class CollectiveMismatchError extends CCJError {}
+
+/**
+ * A collective call failed at another member (the message says where and why), so this member's
+ * part of it was abandoned instead of waiting for data that would never come.
+ */
+export class CollectiveAbortedError extends CCJError {
+  constructor(
+    message: string,
+    /** Group rank of the member where the call failed. */
+    readonly failedRank: number,
+  ) {
+    super(message);
+  }
+}

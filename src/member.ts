@@ -14,6 +14,7 @@ import * as collectives from './collectives/operations.js';
 import type { CollectiveOptions } from './collectives/operations.js';
 import type { ReductionLike } from '../reduction/reduction-object.js';
 import type { DividableData } from '../dividable/dividable-data.js';
+import { TracedReceive } from './trace-file.js';
 
 export { ANY_SOURCE, ANY_TAG };
 
@@ -24,15 +25,19 @@ export function nextOperationCounter(previous: number): number {
   return (previous % TAG_LIMIT) + 1;
 }
 
-/** Options of point-to-point calls: a tag (0..2^31−1; receives and probes may pass ANY_TAG). */
+/** Options of point-to-point calls. */
 export interface MessageOptions {
+  /** An integer 0..2^31−1 (default 0); receives and probes may pass {@link ANY_TAG}. */
   readonly tag?: number;
 }
 
 /** What receiveMessage resolves with: the value and where it came from. */
 export interface ReceivedMessage<T> {
+  /** The object received. */
   readonly value: T;
+  /** The sender's rank in the group. */
   readonly source: number;
+  /** The tag it was sent with. */
   readonly tag: number;
 }
 
@@ -106,8 +111,11 @@ export class MemberCore implements CallOwner {
     group.checkRank(destination, operation, 'destination');
     const tag = sendTag(options, operation);
     const master = this.master(operation);
+    const traceFile = master.traceFile;
+    const started = traceFile === undefined ? 0 : traceFile.now();
     const frame = messageFrame(master.serializer, value, 0, group.context, source, destination, tag, POINT_TO_POINT);
-    return master.engine.send(group.route, frame, mode, this, operation);
+    const sent = master.engine.send(group.route, frame, mode, this, operation);
+    return traceFile === undefined ? sent : traceFile.send(sent, started, { operation, group: group.name, rank: source, peer: destination, tag, bytes: frame.size });
   }
 
   /** Posts a point-to-point receive; its `result()` is the caller's promise. */
@@ -116,7 +124,9 @@ export class MemberCore implements CallOwner {
     checkSource(group, source, operation);
     const tag = receiveTag(options, operation);
     const master = this.master(operation);
-    const receive = new MemberReceive(group.route, operation, this, destination, source, tag, master.serializer, delivery, undefined);
+    const receive = master.traceFile
+      ? new TracedReceive(master.traceFile, group.route, operation, this, destination, source, tag, master.serializer, delivery)
+      : new MemberReceive(group.route, operation, this, destination, source, tag, master.serializer, delivery, undefined);
     master.engine.post(receive);
     return receive;
   }
@@ -135,6 +145,17 @@ export function memberCore(member: ColMember): MemberCore {
   return coreOf(member);
 }
 
+/**
+ * The application's unit of parallelism (CCJ's ColMember): subclass it, implement
+ * {@link ColMember.run}, add the member to groups with {@link ColGroupMaster.addMember}, then
+ * {@link ColMember.start} it. Every communication call is a method of the member and names a
+ * group and ranks in it; every one returns a Promise.
+ *
+ * Arguments are checked before anything is sent: a bad one rejects the call's promise with a
+ * TypeError or RangeError naming it; a member that is not in the group gets a {@link GroupError}.
+ * A call that needs a lost process rejects with {@link PeerLostError}; after another endpoint
+ * aborted the job (with `abortOnError: false`), with {@link AbortError}.
+ */
 export abstract class ColMember {
   readonly #core = new MemberCore(this);
 
@@ -142,9 +163,19 @@ export abstract class ColMember {
     coreOf = (member) => member.#core;
   }
 
+  /**
+   * The member's own code, run by {@link ColMember.start}. Returning from it implies
+   * {@link ColMember.done}; an exception escaping it aborts the whole job, naming the member
+   * (unless `abortOnError` is false: then `start()` rejects with it).
+   */
   abstract run(): Promise<void>;
 
-  /** Runs run() as this member's own thread of control; resolves when it returns. */
+  /**
+   * Runs {@link ColMember.run} as this member's own thread of control; resolves when it returns.
+   * Calling it again returns the same promise.
+   *
+   * @throws {@link CCJError} if the member was never added to a group.
+   */
   start(): Promise<void> {
     const core = this.#core;
     const master = core.master('start()');
@@ -161,7 +192,12 @@ export abstract class ColMember {
     return core.started;
   }
 
-  /** De-registers the member; the job can end when all members are done. Idempotent. */
+  /**
+   * De-registers the member; once every member of the endpoint is done, the master closes (with
+   * `autoClose`, the default). Returning from run() calls it; idempotent.
+   *
+   * @throws {@link CCJError} (rejects) if the member was never added to a group.
+   */
   async done(): Promise<void> {
     const core = this.#core;
     if (core.finished) return;
@@ -172,7 +208,13 @@ export abstract class ColMember {
   // ---- point-to-point (CCJ 2.2, with MPI's tags and wildcards) ----
   // Argument errors reject the returned promise (TypeError/RangeError) before anything is sent.
 
-  /** Resolves once the receiver's receive has taken the message. */
+  /**
+   * Sends `object` to rank `destination` of `group` and resolves once the receiver's receive has
+   * taken it (CCJ's synchronous send).
+   *
+   * @throws {RangeError} (rejects) for a destination outside the group or a bad tag.
+   * @throws {@link SerializationError} (rejects) if `object` cannot be encoded.
+   */
   sendSync(group: ColGroup, object: unknown, destination: number, options?: MessageOptions): Promise<void> {
     try {
       return this.#core.send(group, destination, object, SendMode.Synchronous, 'sendSync', options);
@@ -181,7 +223,14 @@ export abstract class ColMember {
     }
   }
 
-  /** Resolves once the object is captured and handed to the transport; never waits for its receive. */
+  /**
+   * Sends `object` to rank `destination` of `group`; resolves once the object is captured (encoded
+   * or copied), so the caller may change it, and handed to the transport. It never waits for the
+   * matching receive, but it does wait while the receiver's window is full (flow control).
+   *
+   * @throws {RangeError} (rejects) for a destination outside the group or a bad tag.
+   * @throws {@link SerializationError} (rejects) if `object` cannot be encoded.
+   */
   sendAsync(group: ColGroup, object: unknown, destination: number, options?: MessageOptions): Promise<void> {
     try {
       return this.#core.send(group, destination, object, SendMode.Captured, 'sendAsync', options);
@@ -190,7 +239,15 @@ export abstract class ColMember {
     }
   }
 
-  /** The earliest-sent message from `source` (or ANY_SOURCE) with the tag (default 0, or ANY_TAG). */
+  /**
+   * Receives the earliest-sent message from rank `source` (or the earliest-arrived from
+   * {@link ANY_SOURCE}) whose tag fits `options.tag` (default 0, or {@link ANY_TAG}). Messages from
+   * one member to another in one group never overtake each other.
+   *
+   * @typeParam T - what the caller expects; not checked.
+   * @throws {RangeError} (rejects) for a source outside the group or a bad tag.
+   * @throws {@link SerializationError} (rejects) if the message cannot be decoded here.
+   */
   receive<T>(group: ColGroup, source: number, options?: MessageOptions): Promise<T> {
     try {
       return this.#core.postReceive(group, source, 'receive', options, Delivery.Value).result<T>(true);
@@ -199,7 +256,12 @@ export abstract class ColMember {
     }
   }
 
-  /** Like receive, with the envelope: `{ value, source, tag }` (for ANY_SOURCE and ANY_TAG receives). */
+  /**
+   * Like {@link ColMember.receive}, with the envelope: `{ value, source, tag }`, for receives from
+   * {@link ANY_SOURCE} or with {@link ANY_TAG}.
+   *
+   * @throws {RangeError} (rejects) for a source outside the group or a bad tag.
+   */
   receiveMessage<T>(group: ColGroup, source: number, options?: MessageOptions): Promise<ReceivedMessage<T>> {
     try {
       return this.#core.postReceive(group, source, 'receiveMessage', options, Delivery.Envelope).result<ReceivedMessage<T>>(true);
@@ -208,7 +270,12 @@ export abstract class ColMember {
     }
   }
 
-  /** Resolves, without receiving it, with the envelope and size of the earliest message that fits. */
+  /**
+   * Waits for a message that a receive with the same arguments would take, and resolves with its
+   * envelope and size without receiving it (MPI_Probe).
+   *
+   * @throws {RangeError} (rejects) for a source outside the group or a bad tag.
+   */
   probe(group: ColGroup, source: number, options?: MessageOptions): Promise<ProbeResult> {
     try {
       return this.#core.probe(group, source, options);
@@ -217,7 +284,13 @@ export abstract class ColMember {
     }
   }
 
-  /** Sends to `destination` and receives from `source` at the same time (MPI_Sendrecv); `options.tag` for both. */
+  /**
+   * Sends `object` to `destination` and receives from `source` at the same time (MPI_Sendrecv), so
+   * that members exchanging in a ring cannot deadlock; `options.tag` applies to both.
+   *
+   * @returns what `source` sent.
+   * @throws {RangeError} (rejects) for a rank outside the group or a bad tag.
+   */
   async sendReceive<T>(group: ColGroup, object: unknown, destination: number, source: number, options?: MessageOptions): Promise<T> {
     const core = this.#core;
     // Posted first, so that both sides of an exchange can send at once; waited for once sent.
@@ -227,62 +300,128 @@ export abstract class ColMember {
     return value;
   }
 
-  /** Exchanges objects with `peer`: both sides call it and get the other's object. */
+  /**
+   * Exchanges objects with `peer` (CCJ's rendezvous): both sides call it and get the other's object.
+   *
+   * @throws {RangeError} (rejects) for a peer outside the group or a bad tag.
+   */
   rendezvous<T>(group: ColGroup, object: unknown, peer: number, options?: MessageOptions): Promise<T> {
     return this.sendReceive<T>(group, object, peer, peer, options);
   }
 
   // ---- collectives (CCJ 2.3, plus MPI's allToAll, reduceScatter and scan) ----
-  // Members of a group must call them in the same order with the same root and reduction.
+  // Members of a group must call them in the same order with the same root and reduction; a member
+  // that called something else gets a CollectiveMismatchError naming both calls.
   // `options.algorithm` picks an algorithm by name (see src/collectives/algorithms.ts).
 
-  /** Waits until every member of the group has called it. */
-  barrier(group: ColGroup, options?: CollectiveOptions): Promise<void> {
+  /**
+   * Resolves once every member of `group` has called it.
+   *
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective.
+   */
+  barrier(group: ColGroup, options?: CollectiveOptions<'barrier'>): Promise<void> {
     return collectives.barrier(this.#core, group, options);
   }
 
-  /** The root's `object` to everyone: the root gets its own reference, the others a copy. */
-  broadcast<T>(group: ColGroup, object: T, root: number, options?: CollectiveOptions): Promise<T> {
+  /**
+   * Sends the root's `object` to every member: the root gets its own reference back, the others a
+   * copy. Non-roots' `object` is not sent: pass null. Where the selection table depends on the
+   * size, they run the algorithm the root chose.
+   *
+   * @throws {RangeError} (rejects) for a root outside the group.
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective or root.
+   */
+  broadcast<T>(group: ColGroup, object: T, root: number, options?: CollectiveOptions<'broadcast'>): Promise<T> {
     return collectives.broadcast(this.#core, group, object, root, options);
   }
 
-  /** The reduction of every member's `data` at the root; null elsewhere. */
-  reduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions): Promise<T | null> {
+  /**
+   * Combines every member's `data` with `op` (see {@link Reductions}) at the root; the others get
+   * null. A non-commutative `op` (`commutative: false`) is combined in rank order. Inputs are never
+   * modified.
+   *
+   * @throws {TypeError} (rejects) if `op` is neither a function nor a {@link ReductionObject}.
+   * @throws {RangeError} (rejects) for a root outside the group.
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective, root or reduction.
+   */
+  reduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions<'reduce'>): Promise<T | null> {
     return collectives.reduce(this.#core, group, data, op, root, options);
   }
 
-  /** The reduction of every member's `data`, at every member. */
-  allReduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
+  /**
+   * Combines every member's `data` with `op`; every member gets the result.
+   *
+   * @throws {TypeError} (rejects) if `op` is neither a function nor a {@link ReductionObject}.
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective or reduction.
+   */
+  allReduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, options?: CollectiveOptions<'allReduce'>): Promise<T> {
     return collectives.allReduce(this.#core, group, data, op, options);
   }
 
-  /** Member r gets `rootObject.elementAt(r, size)` of the root's object (ignored elsewhere). */
-  scatter<E>(group: ColGroup, rootObject: DividableData<E> | null, root: number, options?: CollectiveOptions): Promise<E> {
+  /**
+   * Divides the root's `rootObject`: member r gets `rootObject.elementAt(r, size)`. Non-roots pass
+   * null. The root's own element is the one `elementAt` returned, not a copy.
+   *
+   * @throws {TypeError} (rejects) at the root if `rootObject` does not implement {@link DividableData}.
+   * @throws {RangeError} (rejects) for a root outside the group.
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective or root.
+   */
+  scatter<E>(group: ColGroup, rootObject: DividableData<E> | null, root: number, options?: CollectiveOptions<'scatter'>): Promise<E> {
     return collectives.scatter(this.#core, group, rootObject, root, options);
   }
 
-  /** The root's `rootObject` gets `setElementAt(r, size, data of r)` for every rank; null elsewhere. */
-  gather<D extends DividableData>(group: ColGroup, rootObject: D | null, data: unknown, root: number, options?: CollectiveOptions): Promise<D | null> {
+  /**
+   * Collects every member's `data` into the root's `rootObject`: `setElementAt(r, size, data of r)`
+   * for every rank r; resolves with `rootObject` at the root, null elsewhere (where `rootObject` is
+   * ignored).
+   *
+   * @throws {TypeError} (rejects) at the root if `rootObject` does not implement {@link DividableData}.
+   * @throws {RangeError} (rejects) for a root outside the group, or a block of the wrong length.
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective or root.
+   */
+  gather<D extends DividableData>(group: ColGroup, rootObject: D | null, data: unknown, root: number, options?: CollectiveOptions<'gather'>): Promise<D | null> {
     return collectives.gather(this.#core, group, rootObject, data, root, options);
   }
 
-  /** Like gather, into every member's own `resultObject`. */
-  allGather<D extends DividableData>(group: ColGroup, resultObject: D, data: unknown, options?: CollectiveOptions): Promise<D> {
+  /**
+   * Like {@link ColMember.gather}, into every member's own `resultObject`, which it resolves with.
+   *
+   * @throws {TypeError} (rejects) if `resultObject` does not implement {@link DividableData}.
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective.
+   */
+  allGather<D extends DividableData>(group: ColGroup, resultObject: D, data: unknown, options?: CollectiveOptions<'allGather'>): Promise<D> {
     return collectives.allGather(this.#core, group, resultObject, data, options);
   }
 
-  /** Element j of member r's result is member j's `sendObject.elementAt(r, size)`. */
-  allToAll<D extends DividableData>(group: ColGroup, sendObject: DividableData, resultObject: D, options?: CollectiveOptions): Promise<D> {
+  /**
+   * Every member sends a part to every member: element j of member r's `resultObject` becomes
+   * member j's `sendObject.elementAt(r, size)` (MPI_Alltoall).
+   *
+   * @throws {TypeError} (rejects) if `sendObject` or `resultObject` does not implement {@link DividableData}.
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective.
+   */
+  allToAll<D extends DividableData>(group: ColGroup, sendObject: DividableData, resultObject: D, options?: CollectiveOptions<'allToAll'>): Promise<D> {
     return collectives.allToAll(this.#core, group, sendObject, resultObject, options);
   }
 
-  /** Member r gets the reduction over all members of `data.elementAt(r, size)`. */
-  reduceScatter<E>(group: ColGroup, data: DividableData<E>, op: ReductionLike<NoInfer<E>>, options?: CollectiveOptions): Promise<E> {
+  /**
+   * Member r gets the reduction with `op` over all members of their `data.elementAt(r, size)`
+   * (MPI_Reduce_scatter_block).
+   *
+   * @throws {TypeError} (rejects) if `op` is not a reduction or `data` does not implement {@link DividableData}.
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective or reduction.
+   */
+  reduceScatter<E>(group: ColGroup, data: DividableData<E>, op: ReductionLike<NoInfer<E>>, options?: CollectiveOptions<'reduceScatter'>): Promise<E> {
     return collectives.reduceScatter(this.#core, group, data, op, options);
   }
 
-  /** Inclusive prefix reduction in rank order: member r gets data0 ⊕ ... ⊕ data_r. */
-  scan<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
+  /**
+   * Inclusive prefix reduction in rank order (MPI_Scan): member r gets data of 0 ⊕ … ⊕ data of r.
+   *
+   * @throws {TypeError} (rejects) if `op` is neither a function nor a {@link ReductionObject}.
+   * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective or reduction.
+   */
+  scan<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, options?: CollectiveOptions<'scan'>): Promise<T> {
     return collectives.scan(this.#core, group, data, op, options);
   }
 }

@@ -4,9 +4,10 @@
  * receives it. A receive settles one promise, made only if the message was not already there.
  */
 import { Frame, FrameType, bodiesSize } from './engine/frame.js';
-import { ANY_SOURCE, ANY_TAG, Receive } from './engine/calls.js';
+import { ANY_SOURCE, ANY_TAG, Receive, rejected } from './engine/calls.js';
 import type { CallOwner, Route } from './engine/calls.js';
-import { collectiveOf, describeSignature } from './engine/signature.js';
+import { collectiveOf, describeSignature, sameOperation } from './engine/signature.js';
+import type { Signature } from './engine/signature.js';
 import { progressEngine } from './engine/progress.js';
 import { encodeMessage, decodeMessage } from './serialization/message.js';
 import { fromBytes, typeCodeOf } from './serialization/typed-arrays.js';
@@ -18,17 +19,50 @@ import type { ColGroup } from '../groups/col-group.js';
 /** Largest user tag (MPI_TAG_UB is at least 32767; ours is 2^31 − 1). */
 export const MAX_TAG = 0x7fff_ffff;
 
-/** A collective call's signature, carried by each of its messages. */
-export interface Signature {
-  readonly operation: number;
-  readonly root: number;
-  readonly reduction: number;
-}
 
 export const POINT_TO_POINT: Signature = { operation: 0, root: 0, reduction: 0 };
 
-/** The frame of a message carrying `value` (a binary value is its own body: the common case, kept short). */
+/**
+ * A message as it travels: its format and bodies. Made once and sent to several members, or
+ * forwarded as it was received, it is not encoded again (and an inner node of a tree forwards
+ * bytes it could not decode itself, so its subtree fails as it does instead of waiting).
+ */
+export class EncodedMessage {
+  constructor(
+    readonly format: number,
+    readonly bodies: readonly BinaryValue[],
+    readonly size: number,
+  ) {}
+}
+
+/** `value` as a message (a binary value is its own body, as encodeMessage makes it). */
+export function encodeValue(serializer: Serializer, value: unknown): EncodedMessage {
+  const message = encodeMessage(value, serializer);
+  return new EncodedMessage(message.format, message.bodies, bodiesSize(message.bodies));
+}
+
+/**
+ * The value a message carries. `owned`: the first body is a copy that owns exactly its bytes (a
+ * frame's `ownsFirstBody` after copyBodies, as the in-process device delivers them).
+ */
+export function decodeValue(serializer: Serializer, format: number, bodies: readonly BinaryValue[], owned = false): unknown {
+  return format < 256 && bodies.length === 1 ? fromBytes(format, bodies[0] as BinaryValue, owned) : decodeMessage(format, bodies, serializer);
+}
+
+/**
+ * A received message, to forward: a binary value's body becomes a value of its type again (it
+ * arrived as bytes), as the sender's encodeValue made it.
+ */
+function encodedAsSent(frame: Frame): EncodedMessage {
+  const bodies = frame.format < 256 && frame.bodies.length === 1 ? [fromBytes(frame.format, frame.bodies[0] as BinaryValue, frame.ownsFirstBody)] : frame.bodies;
+  return new EncodedMessage(frame.format, bodies, frame.size);
+}
+
+/** The frame of a message carrying `value`, or an encoded message (a binary value is its own body: the common case, kept short). */
 export function messageFrame(serializer: Serializer, value: unknown, flags: number, context: number, source: number, destination: number, tag: number, signature: Signature): Frame {
+  if (value instanceof EncodedMessage) {
+    return new Frame(FrameType.Eager, flags, context, source, destination, tag, signature.operation, signature.root, signature.reduction, value.format, value.bodies.slice(), value.size);
+  }
   const code = typeCodeOf(value);
   if (code !== undefined) {
     const binary = value as BinaryValue;
@@ -61,6 +95,8 @@ export const enum Delivery {
   Value,
   /** { value, source, tag }. */
   Envelope,
+  /** The EncodedMessage, not decoded (to forward it, then decode). */
+  Encoded,
 }
 
 /** A member's receive: decodes the message and settles the caller's promise. */
@@ -95,13 +131,17 @@ export class MemberReceive extends Receive {
   complete(frame: Frame): void {
     try {
       if (this.signature !== undefined) this.checkSignature(frame, this.signature);
-      const value = frame.format < 256 && frame.bodies.length === 1 ? fromBytes(frame.format, frame.bodies[0] as BinaryValue) : decodeMessage(frame.format, frame.bodies, this.serializer);
-      this.outcome = this.delivery === Delivery.Value ? value : { value, source: frame.source, tag: frame.tag };
+      this.outcome = this.delivery === Delivery.Encoded ? encodedAsSent(frame) : this.decoded(frame);
       this.state = 'done';
       this.resolve?.(this.outcome);
     } catch (error) {
       this.fail(error as Error);
     }
+  }
+
+  private decoded(frame: Frame): unknown {
+    const value = decodeValue(this.serializer, frame.format, frame.bodies, frame.ownsFirstBody);
+    return this.delivery === Delivery.Value ? value : { value, source: frame.source, tag: frame.tag };
   }
 
   fail(error: Error): void {
@@ -117,7 +157,9 @@ export class MemberReceive extends Receive {
   result<T>(wait: boolean): Promise<T> {
     if (this.state === 'waiting' && wait) progressEngine.wait(this);
     if (this.state === 'done') return Promise.resolve(this.outcome as T);
-    if (this.state === 'failed') return Promise.reject(this.outcome);
+    // An algorithm may post several receives and await them in turn: once its call failed, the
+    // ones after the first it awaits are never awaited, and must not count as unhandled.
+    if (this.state === 'failed') return this.signature === undefined ? Promise.reject(this.outcome) : rejected<T>(this.outcome as Error);
     const promise = new Promise<T>((resolve, reject) => {
       this.resolve = resolve as (value: unknown) => void;
       this.reject = reject;
@@ -131,7 +173,7 @@ export class MemberReceive extends Receive {
   }
 
   private checkSignature(frame: Frame, expected: Signature): void {
-    if (frame.operation === expected.operation && frame.root === expected.root && frame.reduction === expected.reduction) return;
+    if (sameOperation(frame.operation, expected.operation) && frame.root === expected.root && frame.reduction === expected.reduction) return;
     const ours = describeSignature(expected.operation, expected.root, expected.reduction);
     const theirs = describeSignature(frame.operation, frame.root, frame.reduction);
     const advice =

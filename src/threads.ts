@@ -27,8 +27,12 @@ interface ThreadData {
 
 const data = isMainThread ? null : (workerData as Partial<ThreadData> | null);
 let memory: ThreadMemory | undefined = data?.ccjsThreadMemory;
+/** How long an ending endpoint waits for its last words (and its threads') to be forwarded. */
+const LAST_WORDS_MS = 1000;
 /** Each started worker thread's end: it exited and its output was forwarded. */
 const workersEnded: Promise<void>[] = [];
+/** The exit code of the first worker thread that failed on its own (not because the job was aborted elsewhere). */
+let workerFailure: number | undefined;
 
 /** This thread's rank among its process's endpoints: 0 on the main thread, 1.. in threads started by ccjs. */
 export function threadRankOfThisThread(): number {
@@ -69,20 +73,34 @@ export function startWorkerThreads(threadCount: number, ringCapacity: number, co
       return new Promise<void>((resolve) => output.once('end', resolve));
     });
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    workersEnded.push(Promise.all([exited, ...drained]).then(() => undefined));
+    const ended = Promise.all([exited, ...drained]).then(() => undefined);
+    workersEnded.push(ended);
     worker.on('error', (error) => {
       process.stderr.write(`ccjs: thread ${threadRank} (endpoint ${rank}) failed: ${error.stack ?? error.message}\n`);
       process.exit(1);
     });
     // A thread's exit code is the process's, as a process's is the job's (in a worker,
-    // process.exit ends only the thread). Its last words are forwarded first.
+    // process.exit ends only the thread). Its last words are forwarded first. A thread stopping
+    // because the job was aborted waits for its siblings: the one that failed, if it is one of
+    // them, gives the process its code.
     worker.on('exit', (code) => {
       if (code === 0) return;
-      const bounded = new Promise<void>((resolve) => setTimeout(resolve, 1000));
-      void Promise.race([Promise.all(drained), bounded]).then(() => process.exit(code));
+      if (code !== EXIT_ABORTED_ELSEWHERE) {
+        workerFailure ??= code;
+        void within(ended, LAST_WORDS_MS).then(() => process.exit(code));
+      } else {
+        void within(Promise.all(workersEnded), LAST_WORDS_MS).then(() => process.exit(workerFailure ?? code));
+      }
     });
   }
 }
+
+/**
+ * The exit code of a process that stops because the job was aborted elsewhere (not because one
+ * of its own members failed, which exits with 1), so that launchers can name the process where
+ * the failure started rather than whichever exited first.
+ */
+export const EXIT_ABORTED_ELSEWHERE = 98;
 
 /** Writes to stderr; the promise settles once the text is taken (by the main thread, in a worker). */
 export function writeStderr(text: string): Promise<void> {
@@ -93,11 +111,15 @@ export function writeStderr(text: string): Promise<void> {
  * Ends this endpoint with `code` once `lastWords` (from writeStderr) are out: process.exit in a
  * worker thread would drop what its main thread has not taken yet. A main thread with worker
  * threads lets them end first (they are stopping too when the job aborts) so that their last
- * words reach stderr. Each wait lasts at most `graceMs`.
+ * words reach stderr. Each wait lasts at most LAST_WORDS_MS.
  */
-export async function exitEndpoint(code: number, lastWords: Promise<void>, graceMs = 1000): Promise<never> {
-  const grace = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, graceMs).unref());
-  await Promise.race([lastWords, grace()]);
-  if (isMainThread && workersEnded.length > 0) await Promise.race([Promise.all(workersEnded), grace()]);
-  process.exit(code);
+export async function exitEndpoint(code: number, lastWords: Promise<void>): Promise<never> {
+  await within(lastWords, LAST_WORDS_MS);
+  if (isMainThread && workersEnded.length > 0) await within(Promise.all(workersEnded), LAST_WORDS_MS);
+  process.exit(code === EXIT_ABORTED_ELSEWHERE ? (workerFailure ?? code) : code);
+}
+
+/** Settles with `promise`, or after `ms` if it takes longer (the timer keeps the process alive until then). */
+function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  return Promise.race([promise, new Promise((resolve) => setTimeout(resolve, ms))]);
 }

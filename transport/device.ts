@@ -10,6 +10,7 @@
  */
 import type { Frame } from '../src/engine/frame.js';
 
+/** The devices: in-process (`local`), `tcp`, shared memory (`shm`) and `ucx` (InfiniBand, RoCE, ...). */
 export type DeviceName = 'local' | 'tcp' | 'shm' | 'ucx';
 
 /** What the engine gives a device: where arriving frames and failures go. */
@@ -52,6 +53,8 @@ export interface Device {
   progress?(): number;
   /** Drops the link to `peer`, which was lost. */
   disconnect(peer: number): void;
+  /** What the device holds and waits for, one line, for the watchdog's dump of a job that hangs. */
+  describe?(): string;
   /** Flushes what was sent, closes every link and releases sockets, memory and handles. */
   close(): Promise<void>;
 }

@@ -7,11 +7,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { endpointPrefixer } from '../output.js';
+import { EXIT_ABORTED_ELSEWHERE } from '../threads.js';
 
 const TRANSPORTS = ['auto', 'local', 'tcp', 'shm', 'ucx'] as const;
 
@@ -134,15 +135,46 @@ function resolveScript(argument: string, workingDirectory: string): string {
   return found.endsWith('.ts') ? compiledTwin(found, argument) : found;
 }
 
-/** Node cannot run TypeScript: use `<package>/dist/<same path>.js`, as tsc emits with rootDir '.'. */
+/**
+ * Node cannot run TypeScript: run what tsc made of it. Where that is follows the package's
+ * tsconfig.json (outDir and rootDir); without them, tsc's usual layouts are tried: dist/ with the
+ * same path (rootDir '.'), or without its first directory (rootDir 'src').
+ */
 function compiledTwin(typeScriptFile: string, argument: string): string {
   const packageRoot = findPackageRoot(path.dirname(typeScriptFile));
   if (packageRoot === undefined) {
     throw new ConfigError(`${argument} is TypeScript outside any package; compile it and run the .js file`);
   }
-  const twin = path.join(packageRoot, 'dist', path.relative(packageRoot, typeScriptFile)).replace(/\.ts$/, '.js');
-  if (!isFile(twin)) throw new ConfigError(`${argument} is TypeScript and its compiled twin ${twin} does not exist; build first`);
+  const candidates = twinCandidates(packageRoot, typeScriptFile);
+  const twin = candidates.find(isFile);
+  if (twin === undefined) {
+    throw new ConfigError(`${argument} is TypeScript and has no compiled twin (tried ${candidates.map((file) => path.relative(packageRoot, file)).join(', ')}); build first`);
+  }
   return twin;
+}
+
+function twinCandidates(packageRoot: string, typeScriptFile: string): string[] {
+  const { outDir, rootDir } = compilerDirectories(packageRoot);
+  const output = path.resolve(packageRoot, outDir ?? 'dist');
+  const relative = path.relative(packageRoot, typeScriptFile).replace(/\.(m|c)?ts$/, (_, kind: string | undefined) => `.${kind ?? ''}js`);
+  const layouts = rootDir !== undefined ? [path.relative(path.resolve(packageRoot, rootDir), path.join(packageRoot, relative))] : [relative, relative.split(path.sep).slice(1).join(path.sep)];
+  return [...new Set(layouts.filter((layout) => layout !== '' && !layout.startsWith('..')).map((layout) => path.join(output, layout)))];
+}
+
+/** outDir and rootDir of the package's tsconfig.json, if it says (comments and trailing commas allowed, as tsc allows). */
+function compilerDirectories(packageRoot: string): { outDir?: string; rootDir?: string } {
+  const file = path.join(packageRoot, 'tsconfig.json');
+  if (!isFile(file)) return {};
+  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, '').replace(/,(\s*[}\]])/g, '$1');
+  try {
+    const options = (JSON.parse(text) as { compilerOptions?: { outDir?: unknown; rootDir?: unknown } }).compilerOptions ?? {};
+    return {
+      outDir: typeof options.outDir === 'string' ? options.outDir : undefined,
+      rootDir: typeof options.rootDir === 'string' ? options.rootDir : undefined,
+    };
+  } catch {
+    return {};
+  }
 }
 
 function findPackageRoot(directory: string): string | undefined {
@@ -190,8 +222,19 @@ async function runJob(options: JobOptions): Promise<number> {
 
   const { threadCount } = options;
   const processName = (rank: number): string => (threadCount === 1 ? `rank ${rank}` : `process ${rank} (endpoints ${rank * threadCount}..${rank * threadCount + threadCount - 1})`);
+  // A rank stopping because the job was aborted elsewhere is not named: the rank where the failure
+  // started exits too (with 1), soon; only if it does not are the others stopped.
+  let abortedElsewhere: NodeJS.Timeout | undefined;
   const rankFinished = (rank: number, code: number | null, signal: NodeJS.Signals | null): void => {
     if (exitCode !== undefined || (code === 0 && signal === null)) return;
+    if (code === EXIT_ABORTED_ELSEWHERE) {
+      abortedElsewhere ??= setTimeout(() => {
+        exitCode ??= EXIT_ABORTED_ELSEWHERE;
+        stopJob('SIGTERM');
+      }, KILL_GRACE_MS).unref();
+      return;
+    }
+    clearTimeout(abortedElsewhere);
     exitCode = signal === null ? (code ?? 1) : signalExitCode(signal);
     const signalNote = signal === null ? '' : ` (signal ${signal})`;
     process.stderr.write(`ccjrun: ${processName(rank)} exited with code ${exitCode}${signalNote}; stopping the job\n`);
@@ -236,9 +279,10 @@ async function runJob(options: JobOptions): Promise<number> {
   await Promise.all(ranksClosed);
 
   clearTimeout(killTimer);
+  clearTimeout(abortedElsewhere);
   for (const signal of FORWARDED_SIGNALS) process.off(signal, forwardSignal);
   process.off('exit', killLeftovers);
-  return exitCode ?? 0;
+  return exitCode ?? (abortedElsewhere === undefined ? 0 : EXIT_ABORTED_ELSEWHERE);
 }
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -16,6 +16,7 @@ import { allToAllAlgorithms } from './alltoall/index.js';
 import { reduceScatterAlgorithms } from './reducescatter/index.js';
 import { scanAlgorithms } from './scan/index.js';
 
+/** What an algorithm of each collective is called with. */
 export interface AlgorithmSignatures {
   barrier: (context: CollectiveContext) => Promise<void>;
   /** Returns the value at the root, the received copy elsewhere. */
@@ -37,6 +38,7 @@ export interface AlgorithmSignatures {
   scan: <T>(context: CollectiveContext, value: T, op: ReductionObject<T>) => Promise<T>;
 }
 
+/** The collectives: `barrier`, `broadcast`, `reduce`, `allReduce`, `scatter`, `gather`, `allGather`, `allToAll`, `reduceScatter`, `scan`. */
 export type CollectiveName = keyof AlgorithmSignatures;
 
 export interface Algorithm<C extends CollectiveName> {
@@ -47,7 +49,8 @@ export interface Algorithm<C extends CollectiveName> {
 
 export type AlgorithmsOf<C extends CollectiveName> = Readonly<Record<string, Algorithm<C>>>;
 
-export const ALGORITHMS: { readonly [C in CollectiveName]: AlgorithmsOf<C> } = {
+/** The tables as written, their algorithm names kept as literal types (AlgorithmName). */
+const TABLES = {
   barrier: barrierAlgorithms,
   broadcast: broadcastAlgorithms,
   reduce: reduceAlgorithms,
@@ -58,6 +61,19 @@ export const ALGORITHMS: { readonly [C in CollectiveName]: AlgorithmsOf<C> } = {
   allToAll: allToAllAlgorithms,
   reduceScatter: reduceScatterAlgorithms,
   scan: scanAlgorithms,
-};
+} satisfies { readonly [C in CollectiveName]: AlgorithmsOf<C> };
+
+export const ALGORITHMS: { readonly [C in CollectiveName]: AlgorithmsOf<C> } = TABLES;
+
+/**
+ * The algorithm names of collective `C` (of every collective when `C` is a union), as a
+ * string-literal union: a misspelled name in `{ algorithm }` fails to compile.
+ */
+export type AlgorithmName<C extends CollectiveName = CollectiveName> = C extends CollectiveName ? keyof (typeof TABLES)[C] & string : never;
 
 export const COLLECTIVES = Object.keys(ALGORITHMS) as CollectiveName[];
+
+/** The names of `collective`'s algorithms, in table order. */
+export function algorithmNames<C extends CollectiveName>(collective: C): AlgorithmName<C>[] {
+  return Object.keys(ALGORITHMS[collective]) as AlgorithmName<C>[];
+}

@@ -7,8 +7,11 @@ import type { ColGroup } from '../../groups/col-group.js';
 import type { MemberCore } from '../member.js';
 import { FLAG_COLLECTIVE } from '../engine/frame.js';
 import { SendMode } from '../engine/calls.js';
-import { Delivery, MemberReceive, messageFrame } from '../messages.js';
-import type { Signature } from '../messages.js';
+import { Delivery, EncodedMessage, MemberReceive, decodeValue, encodeValue, messageFrame } from '../messages.js';
+import type { Signature } from '../engine/signature.js';
+
+/** The body of a root check: the signature says it all. */
+const NO_DATA = new Uint8Array(0);
 
 export class CollectiveContext {
   readonly size: number;
@@ -30,7 +33,17 @@ export class CollectiveContext {
     this.receiving = `${operation}: receive`;
   }
 
-  /** Sends and resolves once `value`'s buffers may be reused (the receiver need not have it yet). */
+  /** `value` encoded once, for sending to several members. */
+  encode(value: unknown): EncodedMessage {
+    return encodeValue(this.core.master(this.sending).serializer, value);
+  }
+
+  /** The value an encoded message carries. */
+  decode<T>(message: EncodedMessage): T {
+    return decodeValue(this.core.master(this.receiving).serializer, message.format, message.bodies) as T;
+  }
+
+  /** Sends (a value, or an encoded message as it is) and resolves once the buffers may be reused (the receiver need not have it yet). */
   send(destination: number, value: unknown): Promise<void> {
     const master = this.core.master(this.sending);
     const frame = messageFrame(master.serializer, value, FLAG_COLLECTIVE, this.group.context, this.rank, destination, this.tag, this.signature);
@@ -46,7 +59,12 @@ export class CollectiveContext {
 
   /** Receives from `source`, spinning on polling devices while it waits. */
   receive<T>(source: number): Promise<T> {
-    return this.post(source).result<T>(true);
+    return this.post(source, Delivery.Value).result<T>(true);
+  }
+
+  /** Receives from `source` without decoding, to forward the message as it came. */
+  receiveEncoded(source: number): Promise<EncodedMessage> {
+    return this.post(source, Delivery.Encoded).result<EncodedMessage>(true);
   }
 
   /**
@@ -54,21 +72,44 @@ export class CollectiveContext {
    * it does not spin, and a failure surfaces where the promise is awaited.
    */
   postReceive<T>(source: number): Promise<T> {
-    const received = this.post(source).result<T>(false);
+    const received = this.post(source, Delivery.Value).result<T>(false);
     received.catch(() => undefined);
     return received;
   }
 
   /** MPI_Sendrecv: posts the receive, sends, then waits for the receive (spinning). */
   async sendReceive<T>(destination: number, value: unknown, source: number): Promise<T> {
-    const receive = this.post(source);
+    const receive = this.post(source, Delivery.Value);
     await this.send(destination, value);
     return receive.result<T>(true);
   }
 
-  private post(source: number): MemberReceive {
+  /**
+   * Rooted collectives: tells the next rank this member's call (root included) and checks the
+   * previous rank's, before any data moves. Every member agrees exactly when every neighbour pair
+   * does, so a root passed differently anywhere fails the call at some member, whose abort
+   * reaches the others, even where no data would ever move between the members that disagree
+   * (each waiting for the other: a hang otherwise). Resolves once the previous rank's call matched.
+   */
+  checkRoot(): Promise<unknown> {
+    const check = this.post((this.rank - 1 + this.size) % this.size, Delivery.Value, `${this.operation}: root check`);
+    this.isend((this.rank + 1) % this.size, NO_DATA);
+    const checked = check.result(false);
+    checked.catch(() => undefined);
+    return checked;
+  }
+
+  /**
+   * Fails this call here and at every other member (who may be waiting for data from this one,
+   * or from a member that waits for this one): a collective that failed anywhere never hangs.
+   */
+  abort(error: Error): void {
+    this.core.master(this.operation).engine.abortCollective(this.group.route, this.rank, this.tag, this.signature, error);
+  }
+
+  private post(source: number, delivery: Delivery, operation = this.receiving): MemberReceive {
     const master = this.core.master(this.operation);
-    const receive = new MemberReceive(this.group.route, this.receiving, this.core, this.rank, source, this.tag, master.serializer, Delivery.Value, this.signature);
+    const receive = new MemberReceive(this.group.route, operation, this.core, this.rank, source, this.tag, master.serializer, delivery, this.signature);
     master.engine.post(receive);
     return receive;
   }

@@ -1,5 +1,5 @@
 /**
- * The minimum-spanning tree (MST) of the seeds' MPJ collectives (seed 002 Fig. 6, after Barnett
+ * The minimum-spanning tree (MST) of the MPJ collectives of Taboada et al. (F-MPJ, Fig. 6, after Barnett
  * and van de Geijn): the range of ranks [left, right] is halved at mid = floor((left + right) / 2);
  * the range's root sends to `right` when it is in the lower half, to `left` otherwise, and that
  * rank becomes the root of the other half; both halves recurse. Ranges stay contiguous in

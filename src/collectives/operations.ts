@@ -6,18 +6,22 @@
 import type { ColGroup } from '../../groups/col-group.js';
 import type { MemberCore } from '../member.js';
 import { reductionName, toReductionObject } from '../../reduction/reduction-object.js';
-import { NO_REDUCTION, NO_ROOT, operationCode, reductionCode } from '../engine/signature.js';
+import { NO_REDUCTION, NO_ROOT, algorithmNameOf, collectiveOf, operationCode, reductionCode, unknownAlgorithmCode } from '../engine/signature.js';
 import type { ReductionLike, ReductionObject } from '../../reduction/reduction-object.js';
 import { checkDividable, isDividable } from '../../dividable/dividable-data.js';
 import type { DividableData } from '../../dividable/dividable-data.js';
 import { CollectiveContext } from './context.js';
 import type { Selection } from './selection.js';
-import type { CollectiveName } from './algorithms.js';
+import type { AlgorithmName, CollectiveName } from './algorithms.js';
 import { messageBytes } from './message-size.js';
 
-/** Per-call choices: `{ algorithm: 'mst' }` runs that algorithm whatever the tables say. */
-export interface CollectiveOptions {
-  readonly algorithm?: string;
+/** Per-call choices of collective `C`: `{ algorithm: 'mst' }` runs that algorithm whatever the tables say. */
+export interface CollectiveOptions<C extends CollectiveName = CollectiveName> {
+  /**
+   * One of `C`'s algorithms (`npx ccjbench --list-algorithms`); every member must pass the same.
+   * A non-commutative reduction replaces one that does not combine in rank order.
+   */
+  readonly algorithm?: AlgorithmName<C>;
 }
 
 interface Call<C extends CollectiveName> {
@@ -25,33 +29,71 @@ interface Call<C extends CollectiveName> {
   readonly selection: Selection<C>;
 }
 
+interface CallShape<T> {
+  readonly bytes: number;
+  readonly op?: ReductionObject<T>;
+  readonly options?: CollectiveOptions;
+}
+
+/** Rooted collectives whose non-roots may pass null, and so may not know the size the table keys on. */
+const LEARNS_FROM_ROOT: ReadonlySet<CollectiveName> = new Set(['broadcast', 'scatter']);
+
 /**
- * Opens one collective call: chooses the algorithm from the call's shape (bytes per member,
- * member count, commutativity, overrides), and makes the signature, as numbers, that names the
- * operation, algorithm, root and reduction, so a member that called something else is caught at
- * the first message it exchanges. All of it once per call, none of it per message.
+ * Runs one collective call: takes the group's next operation tag, chooses the algorithm from the
+ * call's shape (bytes per member, member count, commutativity, overrides), and makes the
+ * signature, as numbers, that names the operation, algorithm, root and reduction, so a member
+ * that called something else is caught at the first message it exchanges. Rooted calls check
+ * their root with their neighbours; a non-root that cannot know the size a size-dependent table
+ * keys on takes the root's algorithm from the first message that names it. A call that fails
+ * here is aborted at every member, so none of them waits for it forever.
  */
-function open<C extends CollectiveName, T>(
+async function perform<C extends CollectiveName, T, R>(
   core: MemberCore,
   group: ColGroup,
   collective: C,
   root: number,
-  shape: { readonly bytes: number; readonly op?: ReductionObject<T>; readonly options?: CollectiveOptions },
-): Call<C> {
+  shape: CallShape<T>,
+  body: (call: Call<C>) => Promise<R>,
+): Promise<R> {
   const rank = core.rankIn(group, collective);
-  const selector = core.master(collective).selector;
+  const master = core.master(collective);
+  const { selector } = master;
   const requested = shape.options?.algorithm ?? group.algorithmFor(collective);
-  const selection = selector.select(collective, { bytes: shape.bytes, members: group.size(), commutative: shape.op?.commutative !== false, requested });
+  const members = group.size();
+  const commutative = shape.op?.commutative !== false;
+  const learns = root >= 0 && rank !== root && LEARNS_FROM_ROOT.has(collective) && selector.dependsOnSize(collective, members, requested);
+  let selection = learns ? undefined : selector.select(collective, { bytes: shape.bytes, members, commutative, requested });
+  const tag = core.nextCollectiveTag(group);
   const signature = {
-    operation: operationCode(collective, selection.name),
+    operation: selection === undefined ? unknownAlgorithmCode(collective) : operationCode(collective, selection.name),
     root: root < 0 ? NO_ROOT : root,
     reduction: shape.op ? reductionCode(reductionName(shape.op)) : NO_REDUCTION,
   };
-  if (selector.trace) {
-    const details = [root < 0 ? '' : `root ${root}`, shape.op ? reductionName(shape.op) : ''].filter((part) => part !== '').join(', ');
-    selector.trace(`ccjs trace: group '${group.name}' rank ${rank}: ${collective}(${details}) ${selection.name}, ${shape.bytes} bytes, ${group.size()} members`);
+  let context = new CollectiveContext(core, group, rank, collective, tag, signature);
+  const rootChecked = root >= 0 && members > 1 ? context.checkRoot() : undefined;
+  try {
+    if (selection === undefined) {
+      const learned = master.engine.probeAlgorithm(group.route, core, rank, tag, collective);
+      // Waits for the algorithm, but fails as soon as the root check does: with roots mismatched,
+      // no message naming an algorithm may ever come.
+      const operation = await (rootChecked === undefined ? learned : Promise.race([learned, rootChecked.then(() => learned)]));
+      selection = selector.learned(collective, collectiveOf(operation) === collective ? algorithmNameOf(operation) : undefined);
+      context = new CollectiveContext(core, group, rank, collective, tag, { ...signature, operation });
+    }
+    if (selector.trace) {
+      const details = [root < 0 ? '' : `root ${root}`, shape.op ? reductionName(shape.op) : ''].filter((part) => part !== '').join(', ');
+      const how = learns ? ', the root\'s choice' : '';
+      selector.trace(`ccjs trace: group '${group.name}' rank ${rank}: ${collective}(${details}) ${selection.name}, ${shape.bytes} bytes, ${members} members${how}`);
+    }
+    const { traceFile } = master;
+    const traced = traceFile === undefined ? selection : traceFile.collective(selection, { collective, group: group.name, rank, root, reduction: shape.op && reductionName(shape.op), bytes: shape.bytes, members });
+    const result = body({ context, selection: traced });
+    if (rootChecked !== undefined) await Promise.all([result, rootChecked]);
+    return await result;
+  } catch (error) {
+    context.abort(error as Error);
+    throw error;
   }
-  return { context: new CollectiveContext(core, group, rank, collective, core.nextCollectiveTag(group), signature), selection };
 }
 
 function elementsOf<E>(data: DividableData<E>, size: number): E[] {
@@ -62,31 +104,34 @@ function storeElements<E>(target: DividableData<E>, elements: readonly E[]): voi
   elements.forEach((element, index) => target.setElementAt(index, elements.length, element));
 }
 
-export async function barrier(core: MemberCore, group: ColGroup, options?: CollectiveOptions): Promise<void> {
-  const { context, selection } = open(core, group, 'barrier', -1, { bytes: 0, options });
-  await selection.algorithm.run(context);
+export function barrier(core: MemberCore, group: ColGroup, options?: CollectiveOptions): Promise<void> {
+  return perform(core, group, 'barrier', -1, { bytes: 0, options }, ({ context, selection }) => selection.algorithm.run(context));
 }
 
-/** Non-roots key the selection on what they pass (MPI's convention: a same-sized placeholder, or null for small). */
+/**
+ * Non-roots key the selection on what they pass (MPI's convention: a same-sized placeholder, or
+ * null for small), unless the table depends on the size: then they take the root's choice.
+ */
 export async function broadcast<T>(core: MemberCore, group: ColGroup, value: T, root: number, options?: CollectiveOptions): Promise<T> {
   group.checkRank(root, 'broadcast root');
-  const { context, selection } = open(core, group, 'broadcast', root, { bytes: messageBytes(value), options });
-  const result = await selection.algorithm.run(context, value, root);
-  return context.rank === root ? value : result;
+  return perform(core, group, 'broadcast', root, { bytes: messageBytes(value), options }, async ({ context, selection }) => {
+    const result = await selection.algorithm.run(context, value, root);
+    return context.rank === root ? value : result;
+  });
 }
 
 export async function reduce<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions): Promise<T | null> {
   const op = toReductionObject(opLike, 'reduce');
   group.checkRank(root, 'reduce root');
-  const { context, selection } = open(core, group, 'reduce', root, { bytes: messageBytes(value), op, options });
-  const result = await selection.algorithm.run(context, value, op, root);
-  return context.rank === root ? result : null;
+  return perform(core, group, 'reduce', root, { bytes: messageBytes(value), op, options }, async ({ context, selection }) => {
+    const result = await selection.algorithm.run(context, value, op, root);
+    return context.rank === root ? result : null;
+  });
 }
 
 export async function allReduce<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
   const op = toReductionObject(opLike, 'allReduce');
-  const { context, selection } = open(core, group, 'allReduce', -1, { bytes: messageBytes(value), op, options });
-  return selection.algorithm.run(context, value, op);
+  return perform(core, group, 'allReduce', -1, { bytes: messageBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
 }
 
 export async function scatter<E>(core: MemberCore, group: ColGroup, rootObject: DividableData<E> | null, root: number, options?: CollectiveOptions): Promise<E> {
@@ -96,17 +141,14 @@ export async function scatter<E>(core: MemberCore, group: ColGroup, rootObject: 
   const elements = rank === root ? elementsOf(rootObject as DividableData<E>, group.size()) : null;
   // Every member keys on its own block of the object it passes (the root's, or a placeholder).
   const ownBlock = elements ? elements[rank] : isDividable(rootObject) ? rootObject.elementAt(rank, group.size()) : undefined;
-  const bytes = messageBytes(ownBlock);
-  const { context, selection } = open(core, group, 'scatter', root, { bytes, options });
-  return selection.algorithm.run(context, elements, root);
+  return perform(core, group, 'scatter', root, { bytes: messageBytes(ownBlock), options }, ({ context, selection }) => selection.algorithm.run(context, elements, root));
 }
 
 export async function gather<D extends DividableData>(core: MemberCore, group: ColGroup, rootObject: D | null, data: unknown, root: number, options?: CollectiveOptions): Promise<D | null> {
   group.checkRank(root, 'gather root');
   const isRoot = core.rankIn(group, 'gather') === root;
   if (isRoot) checkDividable(rootObject, 'gather: the root object');
-  const { context, selection } = open(core, group, 'gather', root, { bytes: messageBytes(data), options });
-  const elements = await selection.algorithm.run(context, data, root);
+  const elements = await perform(core, group, 'gather', root, { bytes: messageBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data, root));
   if (!isRoot) return null;
   storeElements(rootObject as D, elements as unknown[]);
   return rootObject;
@@ -114,8 +156,7 @@ export async function gather<D extends DividableData>(core: MemberCore, group: C
 
 export async function allGather<D extends DividableData>(core: MemberCore, group: ColGroup, resultObject: D, data: unknown, options?: CollectiveOptions): Promise<D> {
   checkDividable(resultObject, 'allGather: the result object');
-  const { context, selection } = open(core, group, 'allGather', -1, { bytes: messageBytes(data), options });
-  storeElements(resultObject, await selection.algorithm.run(context, data));
+  storeElements(resultObject, await perform(core, group, 'allGather', -1, { bytes: messageBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data)));
   return resultObject;
 }
 
@@ -123,8 +164,7 @@ export async function allToAll<D extends DividableData>(core: MemberCore, group:
   checkDividable(sendObject, 'allToAll: the send object');
   checkDividable(resultObject, 'allToAll: the result object');
   const outgoing = elementsOf(sendObject, group.size());
-  const { context, selection } = open(core, group, 'allToAll', -1, { bytes: messageBytes(outgoing[0]), options });
-  storeElements(resultObject, await selection.algorithm.run(context, outgoing));
+  storeElements(resultObject, await perform(core, group, 'allToAll', -1, { bytes: messageBytes(outgoing[0]), options }, ({ context, selection }) => selection.algorithm.run(context, outgoing)));
   return resultObject;
 }
 
@@ -132,12 +172,10 @@ export async function reduceScatter<E>(core: MemberCore, group: ColGroup, data: 
   const op = toReductionObject(opLike, 'reduceScatter');
   checkDividable(data, 'reduceScatter: the data');
   const elements = elementsOf(data, group.size());
-  const { context, selection } = open(core, group, 'reduceScatter', -1, { bytes: messageBytes(elements), op, options });
-  return selection.algorithm.run(context, elements, op);
+  return perform(core, group, 'reduceScatter', -1, { bytes: messageBytes(elements), op, options }, ({ context, selection }) => selection.algorithm.run(context, elements, op));
 }
 
 export async function scan<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
   const op = toReductionObject(opLike, 'scan');
-  const { context, selection } = open(core, group, 'scan', -1, { bytes: messageBytes(value), op, options });
-  return selection.algorithm.run(context, value, op);
+  return perform(core, group, 'scan', -1, { bytes: messageBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
 }

@@ -1,23 +1,27 @@
 /**
  * Which algorithm a collective call runs: the decision rules, kept apart from the algorithm
- * bodies as in Open MPI's coll/tuned (seed 000, 4.3). Precedence: a per-call `{ algorithm }`,
+ * bodies as in Open MPI's coll/tuned (Taboada et al. 2010, section 4.3). Precedence: a per-call `{ algorithm }`,
  * then the group's override, then CCJS_ALGORITHMS, then the config file's `collectives` table,
  * then the built-in table. A table lists rules per collective, the first that fits the call's
  * message size and member count wins; a non-commutative reduction only runs algorithms that
  * combine in rank order. Choosing costs a few comparisons per call.
  */
 import { ALGORITHMS, COLLECTIVES } from './algorithms.js';
-import type { Algorithm, CollectiveName } from './algorithms.js';
+import type { Algorithm, AlgorithmName, CollectiveName } from './algorithms.js';
 import { DEFAULT_TABLE } from './default-table.js';
-import { ConfigError } from '../errors.js';
+import { CollectiveMismatchError, ConfigError } from '../errors.js';
 
 /** A rule fits calls with at most `maxBytes` per member and at most `maxMembers` members. */
 export interface SelectionRule {
+  /** The largest message, in bytes per member, the rule fits (any size when absent). */
   readonly maxBytes?: number;
+  /** The largest group the rule fits (any size when absent). */
   readonly maxMembers?: number;
+  /** The algorithm to run (see {@link AlgorithmName}). */
   readonly algorithm: string;
 }
 
+/** Rules per collective (the config file's `collectives`); the first rule that fits a call wins. */
 export type SelectionTable = { readonly [C in CollectiveName]?: readonly SelectionRule[] };
 
 export interface Selection<C extends CollectiveName> {
@@ -34,8 +38,13 @@ export interface CallShape {
   readonly requested: string | undefined;
 }
 
+/** `collective`'s algorithm called `name`, if it has one. */
+function findAlgorithm<C extends CollectiveName>(collective: C, name: string): Algorithm<C> | undefined {
+  return (ALGORITHMS[collective] as Readonly<Record<string, Algorithm<C>>>)[name];
+}
+
 function algorithmOf<C extends CollectiveName>(collective: C, name: string, source: string): Algorithm<C> {
-  const algorithm = (ALGORITHMS[collective] as Readonly<Record<string, Algorithm<C>>>)[name];
+  const algorithm = findAlgorithm(collective, name);
   if (algorithm === undefined) {
     throw new ConfigError(`${source}: '${name}' is not an algorithm of ${collective}; valid: ${Object.keys(ALGORITHMS[collective]).join(', ')}`);
   }
@@ -46,6 +55,12 @@ function algorithmOf<C extends CollectiveName>(collective: C, name: string, sour
 export function checkAlgorithmName(collective: CollectiveName, name: string, source: string): void {
   if (!(COLLECTIVES as string[]).includes(collective)) throw new ConfigError(`${source}: unknown collective '${collective}'; valid: ${COLLECTIVES.join(', ')}`);
   algorithmOf(collective, name, source);
+}
+
+/** `name`, read at run time, as one of `collective`'s algorithm names; ConfigError naming the valid ones if it is not. */
+export function algorithmName<C extends CollectiveName>(collective: C, name: string, source: string): AlgorithmName<C> {
+  checkAlgorithmName(collective, name, source);
+  return name as AlgorithmName<C>;
 }
 
 /** Checks a selection table (from a config file or the tuner), naming what is wrong. */
@@ -106,6 +121,23 @@ export class Selector {
       name = ordered ?? Object.keys(ALGORITHMS[collective]).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder) ?? name;
       algorithm = algorithmOf(collective, name, 'table');
     }
+    return { name, algorithm };
+  }
+
+  /**
+   * True when the table's choice for `collective` on `members` members depends on the message
+   * size (which a non-root of broadcast or scatter may not know: it then takes the root's choice).
+   */
+  dependsOnSize(collective: CollectiveName, members: number, requested: string | undefined): boolean {
+    if (requested !== undefined || this.forced[collective] !== undefined) return false;
+    const rule = this.rules(collective).find((candidate) => candidate.maxMembers === undefined || members <= candidate.maxMembers);
+    return rule?.maxBytes !== undefined;
+  }
+
+  /** The algorithm named by the root's messages (CollectiveMismatchError if they name none of `collective`'s). */
+  learned<C extends CollectiveName>(collective: C, name: string | undefined): Selection<C> {
+    const algorithm = name === undefined ? undefined : findAlgorithm(collective, name);
+    if (name === undefined || algorithm === undefined) throw new CollectiveMismatchError(`${collective}: the root's messages name no algorithm of ${collective}; members must call collectives in the same order`);
     return { name, algorithm };
   }
 

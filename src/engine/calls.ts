@@ -7,7 +7,9 @@ import type { Frame } from './frame.js';
 import type { Mailbox } from './matching.js';
 import type { Releasable } from '../../transport/device.js';
 
+/** As a receive's or probe's source: a message from any member of the group (MPI_ANY_SOURCE). */
 export const ANY_SOURCE = -1;
+/** As a receive's or probe's `tag` option: a message with any tag (MPI_ANY_TAG). */
 export const ANY_TAG = -1;
 
 /** Whom a call belongs to: a member, counted so that one returning with calls in flight is named. */
@@ -136,8 +138,11 @@ export abstract class Receive extends MailboxCall {
 
 /** What a probe reports: the envelope and size of a message that has arrived and waits. */
 export interface ProbeResult {
+  /** The sender's rank in the group. */
   readonly source: number;
+  /** The message's tag. */
   readonly tag: number;
+  /** The size of the message as it travels (serialized), in bytes. */
   readonly bytes: number;
 }
 
@@ -162,6 +167,38 @@ export class Probe extends MailboxCall {
   found(frame: Frame): void {
     this.tracker?.settled(this);
     this.settle?.resolve({ source: frame.source, tag: frame.tag, bytes: frame.size });
+  }
+
+  fail(error: Error): void {
+    this.settle?.reject(error);
+  }
+
+  abandon(): void {
+    this.promise.catch(() => undefined);
+  }
+}
+
+/**
+ * A non-root that could not choose the algorithm itself (it does not know the root's size) waits
+ * for the first message of its collective call that names one; resolves with its operation code.
+ */
+export class AlgorithmProbe extends MailboxCall {
+  tracker: CallTracker | undefined;
+  private settle: { resolve: (operation: number) => void; reject: (error: Error) => void } | undefined;
+  readonly promise: Promise<number>;
+
+  constructor(route: Route, operation: string, owner: CallOwner | undefined, destination: number, tag: number) {
+    super(route, operation, owner, destination, ANY_SOURCE, tag);
+    this.promise = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+  }
+
+  get direction(): string {
+    return 'for the algorithm from';
+  }
+
+  found(frame: Frame): void {
+    this.tracker?.settled(this);
+    this.settle?.resolve(frame.operation);
   }
 
   fail(error: Error): void {

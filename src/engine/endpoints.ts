@@ -52,6 +52,7 @@ export function relationOf(a: EndpointInfo, b: EndpointInfo): Relation {
 
 /** A choice per relation; 'auto' means the best device available for it. */
 export type DeviceChoice = DeviceName | 'auto';
+/** The device for pairs of endpoints in one process (`threads`), on one host (`host`), and on different hosts (`network`). */
 export type DeviceRules = Readonly<Record<Exclude<Relation, 'endpoint'>, DeviceChoice>>;
 
 /** What 'auto' prefers for each relation, best first. */

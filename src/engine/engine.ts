@@ -18,10 +18,12 @@
  * Large sendAsync data waiting for its receiver is copied at the sender (so the caller may go on)
  * up to sendBuffer bytes; past that the call waits until earlier copies drain or its data is sent.
  */
-import { FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, Frame, FrameType, NO_BODIES, controlFrame, copyBodies } from './frame.js';
-import { ANY_SOURCE, PendingCall, Probe, RESOLVED, Receive, SendCall, SendMode, rejected } from './calls.js';
+import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, Frame, FrameType, NO_BODIES, controlFrame, copyBodies } from './frame.js';
+import { ANY_SOURCE, AlgorithmProbe, PendingCall, Probe, RESOLVED, Receive, SendCall, SendMode, rejected } from './calls.js';
 import type { CallOwner, CallTracker, ProbeResult, Route } from './calls.js';
 import { Mailbox, Queue } from './matching.js';
+import { abortError, abortNotice } from './abort.js';
+import type { Signature } from './signature.js';
 import type { Device, DeviceHost } from '../../transport/device.js';
 import { PeerLostError, TransportError } from '../errors.js';
 
@@ -124,6 +126,11 @@ export class Engine implements DeviceHost, CallTracker {
 
   get rank(): number {
     return this.options.rank;
+  }
+
+  /** What each device that can tell holds and waits for (the watchdog's dump). */
+  deviceStates(): string[] {
+    return this.allDevices.flatMap((device) => (device.describe === undefined ? [] : [device.describe()]));
   }
 
   /** The device serving `peer`, or undefined. */
@@ -244,13 +251,15 @@ export class Engine implements DeviceHost, CallTracker {
   /** Posts `receive`; it may complete before this returns (the message was already here). */
   post(receive: Receive): void {
     const mailbox = receive.route.mailboxes[receive.destination] ?? this.mailbox(receive.route.context, receive.destination);
+    const aborted = receive.collective ? mailbox.abortedCall(receive.tagOrAny) : undefined;
+    if (aborted !== undefined) {
+      receive.fail(aborted);
+      return;
+    }
     const frame = mailbox.post(receive);
     if (frame !== undefined) {
       const link = this.links[frame.peer] as Link;
-      const charge = chargeOf(frame);
-      link.unmatchedBytes -= charge;
-      this.stats.unexpectedBytes -= charge;
-      this.matched(link, frame, receive, charge);
+      this.matched(link, frame, receive, this.unqueued(link, frame));
       return;
     }
     const failure = this.failureFor(receive.route, receive.source);
@@ -273,6 +282,75 @@ export class Engine implements DeviceHost, CallTracker {
     mailbox.addProbe(probe);
     this.track(probe);
     return probe.promise;
+  }
+
+  /**
+   * Resolves with the operation code of the first message of collective call `tag` that names
+   * its algorithm (a non-root learning the root's choice).
+   */
+  probeAlgorithm(route: Route, owner: CallOwner | undefined, destination: number, tag: number, operation: string): Promise<number> {
+    const mailbox = this.mailbox(route.context, destination);
+    const aborted = mailbox.abortedCall(tag);
+    if (aborted !== undefined) return rejected(aborted);
+    const frame = mailbox.peekAlgorithm(tag);
+    if (frame !== undefined) return Promise.resolve(frame.operation);
+    const probe = new AlgorithmProbe(route, operation, owner, destination, tag);
+    const failure = this.failureFor(route, ANY_SOURCE);
+    if (failure !== undefined) return rejected(this.callFailure(failure, probe.describe()));
+    mailbox.addAlgorithmProbe(probe);
+    this.track(probe);
+    return probe.promise;
+  }
+
+  /**
+   * Collective call `tag` of `route` failed at member `rank` (`error`): its own pending part
+   * fails, and every other member is told, so that none waits for data that will never come.
+   */
+  abortCollective(route: Route, rank: number, tag: number, signature: Signature, error: Error): void {
+    this.abortCall(route.context, rank, tag, error);
+    const body = abortNotice(error);
+    for (let destination = 0; destination < route.endpoints.length; destination += 1) {
+      if (destination === rank) continue;
+      const frame = new Frame(FrameType.Eager, FLAG_COLLECTIVE | FLAG_ABORT, route.context, rank, destination, tag, signature.operation, signature.root, signature.reduction, body.format, [body.bytes], body.bytes.byteLength);
+      this.send(route, frame, SendMode.Borrowed, undefined, 'abort').catch(() => undefined);
+    }
+  }
+
+  /** Fails member `destination`'s part of collective call `tag` (now and when it gets there) and drops its messages. */
+  private abortCall(context: number, destination: number, tag: number, error: Error): void {
+    const taken = this.mailbox(context, destination).abortCall(tag, error);
+    // The call is over: receives its algorithm posted but had not awaited yet must not count as unhandled.
+    for (const call of [...taken.receives, ...taken.probes]) {
+      this.untrack(call);
+      call.fail(error);
+      call.abandon();
+    }
+    for (const frame of taken.arrivals) {
+      const link = this.links[frame.peer] as Link;
+      this.unqueued(link, frame);
+      this.drop(link, frame);
+    }
+    for (const link of this.links) {
+      if (link === undefined) continue;
+      for (const [id, receive] of link.awaitingData) {
+        if (receive.route.context !== context || receive.destination !== destination || !receive.collective || receive.tagOrAny !== tag) continue;
+        link.awaitingData.delete(id);
+        this.untrack(receive);
+        receive.fail(error);
+        receive.abandon();
+      }
+    }
+  }
+
+  /**
+   * A message nobody will receive (its collective call was aborted): its credit goes back, and
+   * an announced one is cleared all the same, so that its sender is not left waiting (its data is
+   * ignored when it comes).
+   */
+  private drop(link: Link, frame: Frame): void {
+    link.owed += chargeOf(frame);
+    if (frame.type === FrameType.ReadyToSend) this.output(link, controlFrame(FrameType.ClearToSend, frame, frame.id), undefined);
+    else this.returnCreditIfDue(link);
   }
 
   /** A device delivered a frame from `peer`. */
@@ -314,7 +392,18 @@ export class Engine implements DeviceHost, CallTracker {
   }
 
   private arrive(link: Link, frame: Frame): void {
-    const receive = this.mailbox(frame.context, frame.destination).arrive(frame, (frame.flags & FLAG_COLLECTIVE) !== 0);
+    const mailbox = this.mailbox(frame.context, frame.destination);
+    const collective = (frame.flags & FLAG_COLLECTIVE) !== 0;
+    if (collective && (frame.flags & FLAG_ABORT) !== 0) {
+      this.drop(link, frame);
+      this.abortCall(frame.context, frame.destination, frame.tag, abortError(frame));
+      return;
+    }
+    if (collective && mailbox.abortedCall(frame.tag) !== undefined) {
+      this.drop(link, frame);
+      return;
+    }
+    const receive = mailbox.arrive(frame, collective);
     const charge = chargeOf(frame);
     if (receive !== undefined) {
       this.untrack(receive);
@@ -336,8 +425,21 @@ export class Engine implements DeviceHost, CallTracker {
       return;
     }
     if ((frame.flags & FLAG_SYNCHRONOUS) !== 0) this.output(link, controlFrame(FrameType.Ack, frame, frame.id), undefined);
-    else if (link.owed >= link.eagerRoom) this.output(link, new Frame(FrameType.Credit, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0), undefined);
+    else this.returnCreditIfDue(link);
     receive.complete(frame);
+  }
+
+  /** Past a quarter of the window, owed credit goes back in a frame of its own (no other frame may be going that way soon). */
+  private returnCreditIfDue(link: Link): void {
+    if (link.owed >= link.eagerRoom) this.output(link, new Frame(FrameType.Credit, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0), undefined);
+  }
+
+  /** An unmatched message leaves the mailbox: the bytes it held there are free again. Returns its charge. */
+  private unqueued(link: Link, frame: Frame): number {
+    const charge = chargeOf(frame);
+    link.unmatchedBytes -= charge;
+    this.stats.unexpectedBytes -= charge;
+    return charge;
   }
 
   /** The receiver matched our announced message: send its data. */
@@ -405,7 +507,7 @@ export class Engine implements DeviceHost, CallTracker {
     };
     for (const call of this.pending()) {
       if (!needsPeer(call)) continue;
-      if (call instanceof Receive || call instanceof Probe) call.route.mailboxes[call.destination]?.remove(call);
+      if (call instanceof Receive || call instanceof Probe || call instanceof AlgorithmProbe) call.route.mailboxes[call.destination]?.remove(call);
       this.untrack(call);
       call.fail(this.callFailure(error, call.describe()));
     }
@@ -438,7 +540,7 @@ export class Engine implements DeviceHost, CallTracker {
   private track(call: PendingCall): void {
     if (call.linked) return;
     call.linked = true;
-    if (call instanceof SendCall || call instanceof Probe) call.tracker = this;
+    if (call instanceof SendCall || call instanceof Probe || call instanceof AlgorithmProbe) call.tracker = this;
     call.born = this.tick;
     call.previous = this.last;
     call.next = undefined;

@@ -29,6 +29,12 @@ export const enum FrameType {
 export const FLAG_COLLECTIVE = 1;
 /** The sender waits until the receive matched the message (sendSync). */
 export const FLAG_SYNCHRONOUS = 2;
+/**
+ * A collective call failed at the sender (its body says why): the receiver's part of the same
+ * call (context, tag) fails too, and the call's other messages are dropped, so no member waits
+ * for data that will never come.
+ */
+export const FLAG_ABORT = 4;
 
 export class Frame {
   /** Endpoint rank of the sender, set by the engine when the frame is delivered. */

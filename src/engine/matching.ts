@@ -8,8 +8,9 @@
  * wildcard one compete by who was posted first), which is MPI's non-overtaking rule.
  */
 import { ANY_SOURCE } from './calls.js';
-import type { Probe, Receive } from './calls.js';
+import type { AlgorithmProbe, Probe, Receive } from './calls.js';
 import type { Frame } from './frame.js';
+import { knowsAlgorithm } from './signature.js';
 
 /**
  * A first-in first-out queue that can also drop an item from the middle (a tag that skipped
@@ -91,12 +92,29 @@ function collectiveKey(tag: number, source: number): number {
   return tag * MAX_GROUP_SIZE + source;
 }
 
+function tagOfKey(key: number): number {
+  return Math.floor(key / MAX_GROUP_SIZE);
+}
+
+/** Aborted collective calls remembered per mailbox (for members that have not reached them yet). */
+const ABORTED_CALLS_KEPT = 64;
+
+/** What aborting a collective call took out of a mailbox, for the engine to fail or release. */
+export interface AbortedCall {
+  readonly receives: Receive[];
+  readonly probes: AlgorithmProbe[];
+  readonly arrivals: Frame[];
+}
+
 export class Mailbox {
   private readonly sources: (SourceQueue | undefined)[] = [];
   private readonly wildcards = new Queue<Receive>();
   private readonly probes: Probe[] = [];
   private readonly collectiveArrivals = new Map<number, Queue<Frame>>();
   private readonly collectiveReceives = new Map<number, Queue<Receive>>();
+  private algorithmProbes: AlgorithmProbe[] = [];
+  /** Collective calls (by operation counter) that failed somewhere in the group, and why. */
+  private readonly abortedCalls = new Map<number, Error>();
   /** Point-to-point messages waiting here, so wildcard receives skip the scan when there are none. */
   private unmatched = 0;
   private nextStamp = 1;
@@ -106,6 +124,7 @@ export class Mailbox {
   /** A message arrived: returns the receive it completes (removed from the mailbox), or keeps the frame as unmatched. */
   arrive(frame: Frame, collective: boolean): Receive | undefined {
     if (collective) {
+      if (this.algorithmProbes.length > 0 && knowsAlgorithm(frame.operation)) this.algorithmKnown(frame);
       const key = collectiveKey(frame.tag, frame.source);
       const receive = takeFirst(this.collectiveReceives, key);
       if (receive === undefined) append(this.collectiveArrivals, key, frame);
@@ -159,8 +178,49 @@ export class Mailbox {
     this.probes.push(probe);
   }
 
+  /** The first waiting message of collective call `tag` that names its algorithm. */
+  peekAlgorithm(tag: number): Frame | undefined {
+    for (const [key, queue] of this.collectiveArrivals) {
+      if (tagOfKey(key) !== tag) continue;
+      for (const frame of queue) if (knowsAlgorithm(frame.operation)) return frame;
+    }
+    return undefined;
+  }
+
+  addAlgorithmProbe(probe: AlgorithmProbe): void {
+    this.algorithmProbes.push(probe);
+  }
+
+  private algorithmKnown(frame: Frame): void {
+    const waiting = this.algorithmProbes.filter((probe) => probe.tag === frame.tag);
+    if (waiting.length === 0) return;
+    this.algorithmProbes = this.algorithmProbes.filter((probe) => probe.tag !== frame.tag);
+    for (const probe of waiting) probe.found(frame);
+  }
+
+  /** Why collective call `tag` failed, if it did. */
+  abortedCall(tag: number): Error | undefined {
+    return this.abortedCalls.size === 0 ? undefined : this.abortedCalls.get(tag);
+  }
+
+  /** Collective call `tag` failed: remember it, and take out its receives, probes and messages. */
+  abortCall(tag: number, error: Error): AbortedCall {
+    if (!this.abortedCalls.has(tag)) {
+      if (this.abortedCalls.size >= ABORTED_CALLS_KEPT) this.abortedCalls.delete(this.abortedCalls.keys().next().value as number);
+      this.abortedCalls.set(tag, error);
+    }
+    const probes = this.algorithmProbes.filter((probe) => probe.tag === tag);
+    this.algorithmProbes = this.algorithmProbes.filter((probe) => probe.tag !== tag);
+    return { receives: takeTag(this.collectiveReceives, tag), probes, arrivals: takeTag(this.collectiveArrivals, tag) };
+  }
+
   /** Removes a receive or probe that will never complete here (its peer was lost); true if it was here. */
-  remove(call: Receive | Probe): boolean {
+  remove(call: Receive | Probe | AlgorithmProbe): boolean {
+    const algorithmProbe = this.algorithmProbes.indexOf(call as AlgorithmProbe);
+    if (algorithmProbe >= 0) {
+      this.algorithmProbes.splice(algorithmProbe, 1);
+      return true;
+    }
     const index = this.probes.indexOf(call as Probe);
     if (index >= 0) {
       this.probes.splice(index, 1);
@@ -235,6 +295,17 @@ function takeFirst<T>(queues: Map<number, Queue<T>>, key: number): T | undefined
   const item = queue.shift();
   if (queue.length === 0) queues.delete(key);
   return item;
+}
+
+/** Removes and returns every item queued under the keys of collective call `tag`. */
+function takeTag<T>(queues: Map<number, Queue<T>>, tag: number): T[] {
+  const taken: T[] = [];
+  for (const [key, queue] of queues) {
+    if (tagOfKey(key) !== tag) continue;
+    taken.push(...queue);
+    queues.delete(key);
+  }
+  return taken;
 }
 
 function append<T>(queues: Map<number, Queue<T>>, key: number, item: T): void {

@@ -7,12 +7,22 @@
 import { ALGORITHMS, COLLECTIVES } from '../collectives/algorithms.js';
 import type { CollectiveName } from '../collectives/algorithms.js';
 
+/** A collective call's signature, carried by each of its messages. */
+export interface Signature {
+  readonly operation: number;
+  readonly root: number;
+  readonly reduction: number;
+}
+
 /** `root` of a collective without one. */
 export const NO_ROOT = 0xffff_ffff;
 /** `reduction` of a collective without one. */
 export const NO_REDUCTION = 0;
 
 const ALGORITHM_BITS = 8;
+const ALGORITHM_MASK = (1 << ALGORITHM_BITS) - 1;
+/** The algorithm index of a member that does not know its algorithm yet (it learns the root's). */
+const UNKNOWN_ALGORITHM = ALGORITHM_MASK;
 
 let names: Readonly<Record<CollectiveName, readonly string[]>> | undefined;
 
@@ -27,6 +37,29 @@ export function operationCode(collective: CollectiveName, algorithm: string): nu
   return ((COLLECTIVES.indexOf(collective) + 1) << ALGORITHM_BITS) | algorithmNames(collective).indexOf(algorithm);
 }
 
+/** The operation code of `collective` whose algorithm is not known yet. */
+export function unknownAlgorithmCode(collective: CollectiveName): number {
+  return ((COLLECTIVES.indexOf(collective) + 1) << ALGORITHM_BITS) | UNKNOWN_ALGORITHM;
+}
+
+/** The algorithm an operation code names, or undefined when the sender did not know it. */
+export function algorithmNameOf(operation: number): string | undefined {
+  const collective = collectiveOf(operation);
+  return collective === undefined ? undefined : algorithmNames(collective)[operation & ALGORITHM_MASK];
+}
+
+/** False for the code of a member that did not know its algorithm yet. */
+export function knowsAlgorithm(operation: number): boolean {
+  return (operation & ALGORITHM_MASK) !== UNKNOWN_ALGORITHM;
+}
+
+/** Same collective, and the same algorithm unless either side did not know its own yet. */
+export function sameOperation(a: number, b: number): boolean {
+  if (a === b) return true;
+  if ((a >>> ALGORITHM_BITS) !== (b >>> ALGORITHM_BITS)) return false;
+  return (a & ALGORITHM_MASK) === UNKNOWN_ALGORITHM || (b & ALGORITHM_MASK) === UNKNOWN_ALGORITHM;
+}
+
 /** The collective behind an operation code (undefined for codes that name none). */
 export function collectiveOf(operation: number): CollectiveName | undefined {
   return COLLECTIVES[(operation >>> ALGORITHM_BITS) - 1];
@@ -37,9 +70,10 @@ export function describeSignature(operation: number, root: number, reduction: nu
   if (operation === 0) return 'a point-to-point message';
   const collective = collectiveOf(operation);
   if (collective === undefined) return `an unknown operation (code ${operation})`;
-  const algorithm = algorithmNames(collective)[operation & ((1 << ALGORITHM_BITS) - 1)] ?? 'an unknown algorithm';
+  const index = operation & ALGORITHM_MASK;
+  const algorithm = index === UNKNOWN_ALGORITHM ? '' : ` ${algorithmNames(collective)[index] ?? 'an unknown algorithm'}`;
   const details = [root === NO_ROOT ? '' : `root ${root}`, reduction === NO_REDUCTION ? '' : reductionNameOf(reduction)].filter((part) => part !== '');
-  return `${collective}(${details.join(', ')}) ${algorithm}`;
+  return `${collective}(${details.join(', ')})${algorithm}`;
 }
 
 const reductionNames = new Map<number, string>();

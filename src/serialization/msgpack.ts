@@ -93,6 +93,11 @@ class GraphEncoder extends Encoder<CodecState> {
 
 Object.defineProperty(GraphEncoder.prototype, 'doEncode', {
   value: function encodeValue(this: GraphEncoder, value: unknown, depth: number): void {
+    // @msgpack/msgpack's decoder refuses a key named __proto__ (prototype pollution): refuse it
+    // here, so the sender fails instead of every receiver.
+    if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__')) {
+      throw new SerializationError('an object with an own key named "__proto__", which msgpack receivers refuse (rename the key, or use the v8 serializer)');
+    }
     const replaced = value === undefined ? UNDEFINED : value === 0 && 1 / value < 0 ? NEGATIVE_ZERO : value;
     inheritedEncodeValue.call(this, replaced, depth);
   },
@@ -224,16 +229,25 @@ function decodeInstance([name, fields]: unknown[]): object {
   return registered.instantiate(fields);
 }
 
+/**
+ * The default serializer: MessagePack with extensions for binary types (inline, or out of band
+ * from `outOfBandThreshold` bytes), registered classes, Map, Set, Date, bigint, undefined and -0.
+ * Values travel as trees: shared references arrive as separate copies and cycles are a
+ * {@link SerializationError}.
+ */
 export class MsgpackSerializer implements Serializer {
+  /** Carried in every message, so that endpoints using different serializers are caught. */
   readonly name = 'msgpack';
   private readonly options: ResolvedSerializerOptions;
   /** The state of the next call; a call made while another runs (from a class hook) gets its own. */
   private spareState: CodecState | undefined;
 
+  /** @throws {@link ConfigError} for a negative `outOfBandThreshold`. */
   constructor(options: SerializerOptions = {}) {
     this.options = resolveSerializerOptions(options);
   }
 
+  /** @inheritDoc Serializer.encode */
   encode(value: unknown): Uint8Array | Uint8Array[] {
     try {
       return this.encodeGraph(value);
@@ -245,6 +259,7 @@ export class MsgpackSerializer implements Serializer {
     }
   }
 
+  /** @inheritDoc Serializer.decode */
   decode(bytes: Uint8Array, outOfBand: readonly Uint8Array[] = NO_PARTS): unknown {
     const state = this.takeState();
     state.received = outOfBand;

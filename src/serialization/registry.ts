@@ -7,6 +7,7 @@
 import { ConfigError, SerializationError } from '../errors.js';
 import { DEFAULT_OUT_OF_BAND_THRESHOLD } from './typed-arrays.js';
 
+/** Options of the built-in serializers. */
 export interface SerializerOptions {
   /** Binary values of at least this many bytes travel out of band (default 1024). */
   outOfBandThreshold?: number;
@@ -27,8 +28,11 @@ export function resolveSerializerOptions(options: SerializerOptions): ResolvedSe
   return { outOfBandThreshold, strict };
 }
 
-/** Any class, whatever its constructor's parameters, private constructors included (hence not a `new` signature). */
-export type ClassConstructor<T extends object = object> = Function & { readonly prototype: T };
+/** Any class (what {@link registerClass} takes), whatever its constructor's parameters, private constructors included (hence not a `new` signature). */
+export type ClassConstructor<T extends object = object> = Function & {
+  /** The prototype that arriving instances get. */
+  readonly prototype: T;
+};
 
 /** Optional hooks a registered class may define. */
 interface ClassHooks {
@@ -84,6 +88,17 @@ const classesByPrototype = new Map<object, RegisteredClass>();
 /**
  * Makes instances of `ctor` arrive as instances of `ctor`. `name` (default `ctor.name`) is what
  * travels; registering the same class again under the same name does nothing.
+ */
+/**
+ * Makes instances of `ctor` arrive as instances of `ctor` (prototype and fields restored) with
+ * either serializer; every process that sends or receives them must register the class under the
+ * same name, before the first one travels. A subclass needs its own registration. A class may choose what
+ * travels with an instance method `toCCJS()` (returning the fields) and a static `fromCCJS(fields)`
+ * (building the instance); without them its own enumerable fields travel and are assigned to an
+ * object made with its prototype, without calling the constructor.
+ *
+ * @param name - the name it travels under (default: the class name; minified code should pass one).
+ * @throws {TypeError} if the name is taken by another class or the class is registered under another name.
  */
 export function registerClass(ctor: ClassConstructor, name: string = ctor.name): void {
   if (name === '') throw new TypeError('registerClass: an anonymous class needs an explicit name');

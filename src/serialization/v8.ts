@@ -86,14 +86,22 @@ class GraphReader extends v8.Deserializer {
   }
 }
 
+/**
+ * The structured-clone serializer (Node's `v8` module): keeps shared references and cycles, and
+ * handles Map, Set, Date, RegExp, Error and bigint natively; typed arrays and registered classes
+ * travel as with {@link MsgpackSerializer}.
+ */
 export class V8Serializer implements Serializer {
+  /** Carried in every message, so that endpoints using different serializers are caught. */
   readonly name = 'v8';
   private readonly options: ResolvedSerializerOptions;
 
+  /** @throws {@link ConfigError} for a negative `outOfBandThreshold`. */
   constructor(options: SerializerOptions = {}) {
     this.options = resolveSerializerOptions(options);
   }
 
+  /** @inheritDoc Serializer.encode */
   encode(value: unknown): Uint8Array | Uint8Array[] {
     try {
       return this.encodeGraph(value);
@@ -105,6 +113,7 @@ export class V8Serializer implements Serializer {
     }
   }
 
+  /** @inheritDoc Serializer.decode */
   decode(bytes: Uint8Array, outOfBand: readonly Uint8Array[] = NO_PARTS): unknown {
     let decoded: unknown;
     let layout: number;

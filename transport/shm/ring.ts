@@ -144,6 +144,12 @@ export class Ring {
     return Atomics.load(this.words, PRODUCER_WAITING) === 1 && Atomics.compareExchange(this.words, PRODUCER_WAITING, 1, 0) === 1;
   }
 
+  /** Its shared words and this side's copies of them, for diagnostics. */
+  describe(): string {
+    const shared = `head ${Atomics.load(this.words, HEAD) >>> 0}, tail ${Atomics.load(this.words, TAIL) >>> 0}, producer waiting ${Atomics.load(this.words, PRODUCER_WAITING)}`;
+    return `${shared}; here head ${this.head}, tail ${this.tail} (published ${this.publishedTail})`;
+  }
+
   /** The consumer's view: is there anything to read? (No side effects.) */
   hasData(): boolean {
     return Atomics.load(this.words, HEAD) >>> 0 !== this.tail;

@@ -411,6 +411,12 @@ export class ShmDevice implements Device, PollingDevice {
     }
   }
 
+  describe(): string {
+    const bells = this.bells.map((bell) => Atomics.load(bell.words, bell.index)).join('/');
+    const links = this.active.map((link) => `to ${link.peer}: ${link.outgoing.describe()}, ${link.outbox.length} queued; from ${link.peer}: ${link.incoming.describe()}`);
+    return `shm: ${this.armed ? 'armed' : 'awake'}${this.rearmScheduled ? ' (rearm scheduled)' : ''}, bells ${bells}; ${links.join('; ')}`;
+  }
+
   /** A spin found nothing: sleep until a sender rings. */
   sleep(): void {
     this.arm();

@@ -50,11 +50,14 @@ function parseUcxAddress(record: unknown, rank: number): UcxAddress {
   return { worker, host };
 }
 
-/** Whether UCX_TLS lets UCX use `transport` (or one of the aliases that include it). */
-function allowed(transport: string, aliases: readonly string[]): boolean {
+/** UCX_TLS names that include every shared-memory transport. */
+const MEMORY_ALIASES = ['all', 'sm', 'shm', 'mm'];
+
+/** Whether UCX_TLS lets UCX use the shared-memory transport `transport`. */
+function allowed(transport: string): boolean {
   const list = (process.env.UCX_TLS ?? 'all').split(',').map((entry) => entry.trim());
   if (list[0]?.startsWith('^')) return !list.some((entry) => entry.replace(/^\^/, '') === transport);
-  return list.some((entry) => entry === transport || aliases.includes(entry));
+  return list.some((entry) => entry === transport || MEMORY_ALIASES.includes(entry));
 }
 
 /** UCX's defaults tuned for ccjs, unless the user set them: a lost peer found within about a second, also over shared memory. */
@@ -63,7 +66,7 @@ function setUcxDefaults(): void {
   // Peer error handling otherwise moves shared-memory pairs onto TCP without a word. (Set only
   // for transports UCX_TLS allows: UCX warns of variables no transport reads.)
   for (const transport of ['posix', 'sysv']) {
-    if (allowed(transport, ['all', 'sm', 'shm', 'mm'])) process.env[`UCX_${transport.toUpperCase()}_ERROR_HANDLING`] ??= 'y';
+    if (allowed(transport)) process.env[`UCX_${transport.toUpperCase()}_ERROR_HANDLING`] ??= 'y';
   }
 }
 
@@ -114,7 +117,7 @@ export class UcxDevice implements Device, PollingDevice {
   private tellLanes(peer: number, sameHost: boolean): void {
     const transports = laneTransports(this.worker.lanes(peer) ?? '');
     this.options.trace?.(`ccjs trace: ucx endpoint ${this.options.rank} → endpoint ${peer}: lanes on ${transports.join(', ') || 'nothing yet'}`);
-    const memoryAllowed = MEMORY_TRANSPORTS.some((transport) => allowed(transport, ['all', 'sm', 'shm', 'mm']));
+    const memoryAllowed = MEMORY_TRANSPORTS.some(allowed);
     if (sameHost && memoryAllowed && transports.length > 0 && !transports.some((transport) => MEMORY_TRANSPORTS.includes(transport))) {
       process.stderr.write(`ccjs: warning: endpoints ${this.options.rank} and ${peer} share a host, but UCX carries them on ${transports.join(', ')}, not shared memory (UCX_TLS=${process.env.UCX_TLS ?? 'all'})\n`);
     }

@@ -1,5 +1,5 @@
 /**
- * allGather nbBDE, bidirectional exchange or recursive doubling (seed 000 Fig. 11, seed 002
+ * allGather nbBDE, bidirectional exchange or recursive doubling (Taboada et al. 2010, Fig. 11, F-MPJ
  * Fig. 8 and 10): in round k each member swaps everything it holds with partner rank ^ 2^k, so the
  * held block doubles each round: log2(size) rounds, the fewest start-ups, for small and medium
  * elements. All rounds' receives are posted up front and the sends are non-blocking.

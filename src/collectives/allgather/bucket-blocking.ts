@@ -1,5 +1,5 @@
 /**
- * allGather bBKT (seed 000 Fig. 12, seed 002 Fig. 8-9): the members form a ring; in each of
+ * allGather bBKT (Taboada et al. 2010, Fig. 12, F-MPJ, Fig. 8-9): the members form a ring; in each of
  * size - 1 steps every member sends its right neighbour the element it got from its left one in
  * the step before (its own first). Constant message size and only neighbour traffic, so it suits
  * large elements; each step waits for its exchange (a sendrecv) before the next.

@@ -1,5 +1,5 @@
 /**
- * allGather nbBKT (seed 000 section 4.1, seed 002 Fig. 8): the ring of bBKT with all size - 1
+ * allGather nbBKT (Taboada et al. 2010, section 4.1, F-MPJ, Fig. 8): the ring of bBKT with all size - 1
  * receives from the left neighbour posted at start-up, so no element arrives unexpected (and gets
  * buffered); each element is forwarded to the right with a non-blocking send as soon as it
  * arrives, and the sends are waited for at the end. (F-MPJ adds a barrier after posting; here a

@@ -1,5 +1,5 @@
 /**
- * allGather nbFT (seed 000, Table 1): every member posts its receives from all the others, starts
+ * allGather nbFT (Taboada et al. 2010, Table 1): every member posts its receives from all the others, starts
  * sending its element to all of them at once, then waits for everything. One step, size - 1
  * messages in and out per member: the lowest latency for small elements and few members.
  */

@@ -8,7 +8,7 @@ import { allGatherBucketBlocking } from './bucket-blocking.js';
 import { allGatherBucketNonblocking } from './bucket-nonblocking.js';
 import { allGatherBruck } from './bruck.js';
 
-export const allGatherAlgorithms: AlgorithmsOf<'allGather'> = {
+export const allGatherAlgorithms = {
   'gather-broadcast': { run: allGatherGatherBroadcast, keepsRankOrder: true },
   'flat-nonblocking': { run: allGatherFlatNonblocking, keepsRankOrder: true },
   'recursive-doubling': { run: allGatherRecursiveDoubling, keepsRankOrder: true },
@@ -16,4 +16,4 @@ export const allGatherAlgorithms: AlgorithmsOf<'allGather'> = {
   'bucket-blocking': { run: allGatherBucketBlocking, keepsRankOrder: true },
   'bucket-nonblocking': { run: allGatherBucketNonblocking, keepsRankOrder: true },
   'bruck': { run: allGatherBruck, keepsRankOrder: true },
-};
+} satisfies AlgorithmsOf<'allGather'>;

@@ -1,5 +1,5 @@
 /**
- * allGather by MPICH's recursive doubling (also MPJ Express's "BT" allGather, seed 000 Table 1,
+ * allGather by MPICH's recursive doubling (also MPJ Express's "BT" allGather, Taboada et al. 2010, Table 1,
  * whose binomial gather + broadcast reading is already 'gather-broadcast'): in round k each
  * member exchanges (sendrecv, blocking per round) its block of 2^k ranks with partner rank ^ 2^k.
  * Unlike nbBDE it needs no folding for sizes that are not powers of two: a member whose partner

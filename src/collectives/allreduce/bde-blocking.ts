@@ -1,5 +1,5 @@
 /**
- * bBDE allReduce (seed 000 Table 1): recursive doubling, or bidirectional exchange. In log2 steps
+ * bBDE allReduce (Taboada et al. 2010, Table 1): recursive doubling, or bidirectional exchange. In log2 steps
  * each rank swaps its partial with the rank at distance 1, 2, 4, ... (one blocking Sendrecv per
  * step) and combines, the lower ranks' partial on the left, so rank order holds. A size that is
  * not a power of two is folded first (power-of-two.ts). Few, whole-value messages: the choice for

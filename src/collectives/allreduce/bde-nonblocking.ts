@@ -1,5 +1,5 @@
 /**
- * nbBDE allReduce (seed 000 Table 1; F-MPJ's and MPICH's short-message allreduce): recursive
+ * nbBDE allReduce (Taboada et al. 2010, Table 1; F-MPJ's and MPICH's short-message allreduce): recursive
  * doubling as bBDE (partners at distance 1, 2, 4, ..., lower partial on the left, so rank order
  * holds; non-powers of two folded first, power-of-two.ts), but every receive of the call is
  * posted at the start and the sends are started without waiting, so a partner's message never

@@ -1,5 +1,5 @@
 /**
- * BT allReduce (seed 000 Table 1, MPJ Express's large-message allreduce): a binomial tree rooted
+ * BT allReduce (Taboada et al. 2010, Table 1, MPJ Express's large-message allreduce): a binomial tree rooted
  * at rank 0 carries the partial results up, children combined in increasing rank order (so rank
  * order holds), and the result back down the same tree. Unlike 'reduce-broadcast', which runs the
  * reduce and broadcast algorithms one after the other, every receive (children's partials and the

@@ -1,5 +1,5 @@
 /**
- * nbFT allReduce (seed 000 Table 1, MPJ Express's small-message allreduce): every rank posts a
+ * nbFT allReduce (Taboada et al. 2010, Table 1, MPJ Express's small-message allreduce): every rank posts a
  * receive from every other rank, sends its value to all of them at once, and combines the values
  * in rank order as they are awaited in order (so non-commutative operations stay in order). One
  * round of latency but size - 1 messages per rank: for few members and small values.

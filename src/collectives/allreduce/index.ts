@@ -8,7 +8,7 @@ import { allReduceBdeNonBlocking } from './bde-nonblocking.js';
 import { allReduceRabenseifner } from './rabenseifner.js';
 import { allReduceRing } from './ring.js';
 
-export const allReduceAlgorithms: AlgorithmsOf<'allReduce'> = {
+export const allReduceAlgorithms = {
   'reduce-broadcast': { run: allReduceReduceBroadcast, keepsRankOrder: true },
   'flat-nonblocking': { run: allReduceFlatNonBlocking, keepsRankOrder: true },
   'binomial': { run: allReduceBinomial, keepsRankOrder: true },
@@ -16,4 +16,4 @@ export const allReduceAlgorithms: AlgorithmsOf<'allReduce'> = {
   'bde-nonblocking': { run: allReduceBdeNonBlocking, keepsRankOrder: true },
   'rabenseifner': { run: allReduceRabenseifner, keepsRankOrder: true },
   'ring': { run: allReduceRing, keepsRankOrder: false },
-};
+} satisfies AlgorithmsOf<'allReduce'>;

@@ -1,5 +1,5 @@
 /**
- * Ring allReduce (Baidu/Horovod, NCCL, MPICH's and Open MPI's ring for large vectors; the seeds'
+ * Ring allReduce (Baidu/Horovod, NCCL, MPICH's and Open MPI's ring for large vectors; the MPJ papers'
  * BKT reduce-scatter + BKT allgather): the typed array is cut into `size` blocks; in size - 1
  * steps each rank passes a block's partial to its right neighbour and adds its own part of the
  * block coming from the left, then in size - 1 more steps the reduced blocks travel round. Every

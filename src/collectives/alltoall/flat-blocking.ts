@@ -1,5 +1,5 @@
 /**
- * allToAll bFT (seed 000 section 4.1): blocking sends and blocking receives, one peer at a time
+ * allToAll bFT (Taboada et al. 2010, section 4.1): blocking sends and blocking receives, one peer at a time
  * in rank order. Within each pair the lower rank sends first and the higher receives first, and
  * every member walks its pairs in the same global order, so it cannot deadlock even when a send
  * waits for its receiver. The least traffic in flight at once: for networks that congest.

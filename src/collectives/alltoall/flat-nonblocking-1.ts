@@ -1,7 +1,7 @@
 /**
- * allToAll nb1FT (seed 000 Fig. 6): a non-blocking send and a non-blocking receive per peer, all
+ * allToAll nb1FT (Taboada et al. 2010, Fig. 6): a non-blocking send and a non-blocking receive per peer, all
  * started in one pass; then the sends are waited for, then the receives. The most overlap, at the
- * price of every message in flight at once (contention on some networks, says the seed).
+ * price of every message in flight at once (contention on some networks, says the paper).
  */
 import type { CollectiveContext } from '../context.js';
 import { byRank, otherRanks, postReceive } from '../exchange.js';

@@ -1,5 +1,5 @@
 /**
- * allToAll nb2FT (seed 000 Fig. 7; every entry of seed 000's example configuration, Table 2):
+ * allToAll nb2FT (Taboada et al. 2010, Fig. 7; every entry of Taboada et al. 2010's example configuration, Table 2):
  * blocking sends and non-blocking receives, interleaved peer by peer in rank order, then the
  * receives are waited for. One send in flight at a time limits contention, while the receives
  * are already posted.

@@ -1,5 +1,5 @@
 /**
- * allToAll nbFT (seed 000 Fig. 5; MPJ Express's and F-MPJ's allToAll): non-blocking sends to every
+ * allToAll nbFT (Taboada et al. 2010, Fig. 5; MPJ Express's and F-MPJ's allToAll): non-blocking sends to every
  * peer at once, then blocking receives one peer at a time in rank order, then the sends are
  * waited for. Sends overlap; receives are posted only as they are needed.
  */

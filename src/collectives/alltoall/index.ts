@@ -8,7 +8,7 @@ import { allToAllFlatNonblocking2 } from './flat-nonblocking-2.js';
 import { allToAllPairwise } from './pairwise.js';
 import { allToAllBruck } from './bruck.js';
 
-export const allToAllAlgorithms: AlgorithmsOf<'allToAll'> = {
+export const allToAllAlgorithms = {
   'flat': { run: allToAllFlat, keepsRankOrder: true },
   'flat-blocking': { run: allToAllFlatBlocking, keepsRankOrder: true },
   'flat-nonblocking': { run: allToAllFlatNonblocking, keepsRankOrder: true },
@@ -16,4 +16,4 @@ export const allToAllAlgorithms: AlgorithmsOf<'allToAll'> = {
   'flat-nonblocking-2': { run: allToAllFlatNonblocking2, keepsRankOrder: true },
   'pairwise': { run: allToAllPairwise, keepsRankOrder: true },
   'bruck': { run: allToAllBruck, keepsRankOrder: true },
-};
+} satisfies AlgorithmsOf<'allToAll'>;

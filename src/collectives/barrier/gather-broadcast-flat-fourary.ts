@@ -1,5 +1,5 @@
 /**
- * nbFTGather + bFaTBcast barrier (seed 000 Table 1, the new MPJ library's default for small
+ * nbFTGather + bFaTBcast barrier (Taboada et al. 2010, Table 1, the new MPJ library's default for small
  * groups): rank 0 gathers a null token from every rank with the nbFT gather, then releases them
  * with the four-ary tree broadcast. 1 + log4(size) steps; rank 0 handles size - 1 messages.
  */

@@ -1,5 +1,5 @@
 /**
- * Gather + Bcast barrier (seed 000 Table 1; the seeds' choice for larger groups): a binomial
+ * Gather + Bcast barrier (Taboada et al. 2010, Table 1; the MPJ papers' choice for larger groups): a binomial
  * gather of null tokens to rank 0, then a binomial broadcast of a token from rank 0. 2 log2(size)
  * steps, at most log2(size) messages per rank and phase.
  */

@@ -5,9 +5,9 @@ import { barrierGatherBroadcast } from './gather-broadcast.js';
 import { barrierGatherBroadcastFlatFourAry } from './gather-broadcast-flat-fourary.js';
 import { barrierHypercube } from './hypercube.js';
 
-export const barrierAlgorithms: AlgorithmsOf<'barrier'> = {
+export const barrierAlgorithms = {
   'hypercube': { run: barrierHypercube, keepsRankOrder: true },
   'gather-broadcast': { run: barrierGatherBroadcast, keepsRankOrder: true },
   'gather-broadcast-flat-fourary': { run: barrierGatherBroadcastFlatFourAry, keepsRankOrder: true },
   'dissemination': { run: barrierDissemination, keepsRankOrder: true },
-};
+} satisfies AlgorithmsOf<'barrier'>;

@@ -8,7 +8,7 @@ import { broadcastMst } from './mst.js';
 import { broadcastPipelineChain } from './pipeline-chain.js';
 import { broadcastScatterAllgather } from './scatter-allgather.js';
 
-export const broadcastAlgorithms: AlgorithmsOf<'broadcast'> = {
+export const broadcastAlgorithms = {
   'binomial': { run: broadcastBinomial, keepsRankOrder: true },
   'flat-blocking': { run: broadcastFlatBlocking, keepsRankOrder: true },
   'flat-nonblocking': { run: broadcastFlatNonblocking, keepsRankOrder: true },
@@ -16,4 +16,4 @@ export const broadcastAlgorithms: AlgorithmsOf<'broadcast'> = {
   'mst': { run: broadcastMst, keepsRankOrder: true },
   'pipeline-chain': { run: broadcastPipelineChain, keepsRankOrder: true },
   'scatter-allgather': { run: broadcastScatterAllgather, keepsRankOrder: true },
-};
+} satisfies AlgorithmsOf<'broadcast'>;

@@ -1,5 +1,5 @@
 /**
- * Scatter-allgather broadcast (van de Geijn; MPICH's long-message broadcast, seed 002's
+ * Scatter-allgather broadcast (van de Geijn; MPICH's long-message broadcast, F-MPJ's
  * "MSTScatter+BKTAllgather"): the typed array is cut into one block per rank, a binomial scatter
  * gives each rank its block, then a ring allgather circulates the blocks. Each rank moves about
  * 2x the array instead of log2(size)x, so it wins for large arrays on many members. Any other value

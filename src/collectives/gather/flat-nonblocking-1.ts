@@ -1,5 +1,5 @@
 /**
- * nb1FT gather (seed 000 Fig. 4): the root posts the receives from every rank up front and then
+ * nb1FT gather (Taboada et al. 2010, Fig. 4): the root posts the receives from every rank up front and then
  * waits for them all, so the transfers overlap and no element arrives before its receive (no
  * buffering of unexpected messages); the ranks send with plain blocking sends.
  */

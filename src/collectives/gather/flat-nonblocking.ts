@@ -1,8 +1,8 @@
 /**
- * nbFT gather (seed 000 Fig. 3; MPJ Express's gather): non-blocking sends at the ranks (started
- * and then waited for), blocking receives in rank order at the root. The seed notes the
+ * nbFT gather (Taboada et al. 2010, Fig. 3; MPJ Express's gather): non-blocking sends at the ranks (started
+ * and then waited for), blocking receives in rank order at the root. The paper notes the
  * non-blocking send overlaps nothing; in ccjs `send` is already an isend plus its wait, so this
- * behaves like bFT. It is kept to match the seeds' Table 1; nb1FT (flat-nonblocking-1) is the
+ * behaves like bFT. It is kept to match Table 1 of Taboada et al. 2010; nb1FT (flat-nonblocking-1) is the
  * flat gather that overlaps.
  */
 import type { CollectiveContext } from '../context.js';

@@ -6,10 +6,10 @@ import { gatherFlatNonblocking } from './flat-nonblocking.js';
 import { gatherFlatNonblocking1 } from './flat-nonblocking-1.js';
 import { gatherMst } from './mst.js';
 
-export const gatherAlgorithms: AlgorithmsOf<'gather'> = {
+export const gatherAlgorithms = {
   'binomial': { run: gatherBinomial, keepsRankOrder: true },
   'flat-blocking': { run: gatherFlatBlocking, keepsRankOrder: true },
   'flat-nonblocking': { run: gatherFlatNonblocking, keepsRankOrder: true },
   'flat-nonblocking-1': { run: gatherFlatNonblocking1, keepsRankOrder: true },
   'mst': { run: gatherMst, keepsRankOrder: true },
-};
+} satisfies AlgorithmsOf<'gather'>;

@@ -1,8 +1,8 @@
 /**
- * MST gather (seed 000 Fig. 10, seed 002 5.1): the mirror of the MST scatter; each half's root
+ * MST gather (Taboada et al. 2010, Fig. 10, F-MPJ, section 5.1): the mirror of the MST scatter; each half's root
  * collects its half (a contiguous slice of ranks) and sends it to the root of the enclosing range.
  * The receives from all children are posted up front. log2(size) steps, and the data crosses the
- * middle of the group only once (the seeds' choice from medium sizes up).
+ * middle of the group only once (the MPJ papers' choice from medium sizes up).
  */
 import type { CollectiveContext } from '../context.js';
 import { mstNode } from '../mst-tree.js';

@@ -1,5 +1,5 @@
 /**
- * bFT reduce (seed 000, Table 1; MPJ Express's reduce): every rank sends its value straight to
+ * bFT reduce (Taboada et al. 2010, Table 1; MPJ Express's reduce): every rank sends its value straight to
  * the root, which receives them one at a time in rank order and combines as it goes. The fewest
  * messages and no forwarding, so it suits few members or tiny values; the root's serial receives
  * make it the least scalable.

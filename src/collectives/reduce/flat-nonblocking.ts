@@ -1,5 +1,5 @@
 /**
- * nbFT reduce (seed 000, Table 1): like bFT, but the root posts every receive up front, so the
+ * nbFT reduce (Taboada et al. 2010, Table 1): like bFT, but the root posts every receive up front, so the
  * values arrive (and are copied in) while it is still combining earlier ones; it awaits them in
  * rank order, which keeps non-commutative operations in order. Pick it over bFT when the root
  * would otherwise leave senders' messages waiting unmatched.

@@ -5,9 +5,9 @@ import { reduceFlatBlocking } from './flat-blocking.js';
 import { reduceFlatNonBlocking } from './flat-nonblocking.js';
 import { reduceMst } from './mst.js';
 
-export const reduceAlgorithms: AlgorithmsOf<'reduce'> = {
+export const reduceAlgorithms = {
   'binomial': { run: reduceBinomial, keepsRankOrder: true },
   'flat-blocking': { run: reduceFlatBlocking, keepsRankOrder: true },
   'flat-nonblocking': { run: reduceFlatNonBlocking, keepsRankOrder: true },
   'mst': { run: reduceMst, keepsRankOrder: true },
-};
+} satisfies AlgorithmsOf<'reduce'>;

@@ -1,5 +1,5 @@
 /**
- * MST reduce (seed 000 Table 1; seed 002 section 5.1, MSTBcast run backwards, as F-MPJ's
+ * MST reduce (Taboada et al. 2010, Table 1; F-MPJ, section 5.1, MSTBcast run backwards, as F-MPJ's
  * reduce): the rank range is halved recursively; each half reduces to its own root, and the
  * root of the half without the overall root sends its result across. Every partial covers a
  * contiguous rank range and the two halves are combined lower one first, so any root keeps rank

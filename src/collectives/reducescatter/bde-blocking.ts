@@ -1,5 +1,5 @@
 /**
- * bBDE reduceScatter (seed 000 Table 1): recursive halving. In log2 steps each rank sends the
+ * bBDE reduceScatter (Taboada et al. 2010, Table 1): recursive halving. In log2 steps each rank sends the
  * partner at distance 1, 2, 4, ... the partials of the elements destined for the partner's side
  * and combines the ones it keeps (one blocking Sendrecv per step), halving the data each time;
  * rank order holds (recursive-halving.ts). Non-powers of two are folded first (power-of-two.ts).

@@ -1,5 +1,5 @@
 /**
- * nbBDE reduceScatter (seed 000 Table 1): recursive halving as bBDE (partners at distance 1, 2,
+ * nbBDE reduceScatter (Taboada et al. 2010, Table 1): recursive halving as bBDE (partners at distance 1, 2,
  * 4, ..., half the remaining partials sent each step, rank order kept: recursive-halving.ts;
  * non-powers of two folded first: power-of-two.ts), with every receive posted at the start and
  * the sends started without waiting, so no message waits unmatched and sends overlap combining.

@@ -1,5 +1,5 @@
 /**
- * bBKT reduceScatter (seed 000 Table 1; MPICH's ring reduce-scatter): the ranks form a ring; in
+ * bBKT reduceScatter (Taboada et al. 2010, Table 1; MPICH's ring reduce-scatter): the ranks form a ring; in
  * size - 1 steps each rank passes one element's partial to its right neighbour and combines its
  * own contribution into the partial coming from the left (one blocking Sendrecv per step), so
  * element j ends at rank j. Constant message size and only neighbour links, any member count:

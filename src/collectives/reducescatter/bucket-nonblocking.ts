@@ -1,5 +1,5 @@
 /**
- * nbBKT reduceScatter (seed 000 Table 1; F-MPJ's BKT with receives posted at start-up): the ring
+ * nbBKT reduceScatter (Taboada et al. 2010, Table 1; F-MPJ's BKT with receives posted at start-up): the ring
  * of bBKT (element j's partial travels from rank j + 1 round to rank j, each rank combining its
  * contribution into the partial from the left), but all size - 1 receives are posted at the
  * start and each step's send is started without waiting, so arriving partials are never held as

@@ -1,5 +1,5 @@
 /**
- * reduceScatter composed as the seeds do (Reduce+Scatter): every member's elements are reduced
+ * reduceScatter composed as the MPJ papers do (Reduce+Scatter): every member's elements are reduced
  * element by element to rank 0 (in rank order), which scatters element r to rank r.
  */
 import type { CollectiveContext } from '../context.js';

@@ -1,5 +1,5 @@
 /**
- * nbFT scan (seed 000 Table 1, MPJ Express's scan): each rank posts receives from every lower
+ * nbFT scan (Taboada et al. 2010, Table 1, MPJ Express's scan): each rank posts receives from every lower
  * rank, sends its value to every higher rank at once, and combines the lower values in rank
  * order, its own last. One round of latency, O(size^2) messages: for few members, small values.
  */

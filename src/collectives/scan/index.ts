@@ -4,8 +4,8 @@ import { scanLinear } from './linear.js';
 import { scanFlatNonBlocking } from './flat-nonblocking.js';
 import { scanRecursiveDoubling } from './recursive-doubling.js';
 
-export const scanAlgorithms: AlgorithmsOf<'scan'> = {
+export const scanAlgorithms = {
   'linear': { run: scanLinear, keepsRankOrder: true },
   'flat-nonblocking': { run: scanFlatNonBlocking, keepsRankOrder: true },
   'recursive-doubling': { run: scanRecursiveDoubling, keepsRankOrder: true },
-};
+} satisfies AlgorithmsOf<'scan'>;

@@ -1,7 +1,7 @@
 /**
  * nbFT scatter (the MPJ libraries' default scatter): the root starts the sends of every rank's
  * element at once and waits for them all, so they overlap. One hop and no forwarding of other
- * ranks' data: the seeds' pick for small and medium messages.
+ * ranks' data: the MPJ papers' pick for small and medium messages.
  */
 import type { CollectiveContext } from '../context.js';
 

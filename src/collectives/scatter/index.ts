@@ -5,9 +5,9 @@ import { scatterFlatBlocking } from './flat-blocking.js';
 import { scatterFlatNonblocking } from './flat-nonblocking.js';
 import { scatterMst } from './mst.js';
 
-export const scatterAlgorithms: AlgorithmsOf<'scatter'> = {
+export const scatterAlgorithms = {
   'binomial': { run: scatterBinomial, keepsRankOrder: true },
   'flat-blocking': { run: scatterFlatBlocking, keepsRankOrder: true },
   'flat-nonblocking': { run: scatterFlatNonblocking, keepsRankOrder: true },
   'mst': { run: scatterMst, keepsRankOrder: true },
-};
+} satisfies AlgorithmsOf<'scatter'>;

@@ -1,5 +1,5 @@
 /**
- * MST scatter (seed 002 5.1): the minimum-spanning tree of the MST broadcast, each root sending
+ * MST scatter (F-MPJ, section 5.1): the minimum-spanning tree of the MST broadcast, each root sending
  * the root of the other half that half's elements (one contiguous slice of ranks), one blocking
  * send per split. log2(size) steps, and the elements cross the middle of the group only once.
  */
