@@ -10,13 +10,16 @@
  *
  *   npx ccjbench [--list-algorithms] [--collectives a,b] [--algorithms x,y] [--sizes 0,4,16|--max-size BYTES]
  *                [--members 2..N|2,3,4] [--payload typed|object|both] [--repetitions R]
- *                [--transport tcp|auto] [--out DIR] [--quick]
+ *                [--transport tcp|auto] [--out DIR] [--quick] [--counts]
+ *
+ * --counts also counts, once per point apart from the timed repetitions, the messages and bytes one
+ * call sends over the job, per device and between hosts (ColGroupMaster.messageCounts), and prints them.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember } from '../src/index.js';
-import type { ColGroup } from '../src/index.js';
+import type { ColGroup, DeviceName, MessageCount, MessageCounts } from '../src/index.js';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import { algorithmName } from '../src/collectives/selection.js';
 import { messageBytes } from '../src/collectives/message-size.js';
@@ -54,7 +57,17 @@ export interface Measurement {
   /** Slowest member's time of the best repetition, µs (half round trip for ping-pong). */
   readonly microseconds: number;
   readonly repetitions: number;
+  /** With --counts: what one call sent, summed over the endpoints. */
+  readonly counts?: CallCounts;
 }
+
+/** Messages (and bytes) one call sent, summed over the job's endpoints: per device, and between hosts. */
+export interface CallCounts {
+  readonly byDevice: Partial<Record<DeviceName, MessageCount>>;
+  readonly otherHost: MessageCount;
+}
+
+const COUNTED_DEVICES: readonly DeviceName[] = ['local', 'shm', 'tcp', 'ucx'];
 
 export interface PrimitivePlan {
   readonly primitive: Primitive;
@@ -74,6 +87,8 @@ export interface SuitePlan {
   /** A point stops repeating (after MIN_REPETITIONS) once its repetitions took this long in total. */
   readonly budgetMicroseconds: number;
   readonly transport: BenchTransport;
+  /** --counts: count each point's messages once, apart from the timed repetitions. */
+  readonly counts?: boolean;
 }
 
 const KIB = 1024;
@@ -274,9 +289,23 @@ class BenchMember extends ColMember {
       const data = payloadOf(point.payload, point.bytes, rank);
       const call = CALLS[point.primitive]({ member: this, group, rank, data, op: reductionFor(point.payload), algorithm: point.algorithm });
       const { microseconds, repetitions } = await this.best(group, call, repetitionsFor(this.plan, point.bytes));
-      this.measurements.push({ ...point, members, selectionBytes: call.selectionBytes, microseconds, repetitions });
+      const counts = this.plan.counts === true ? { counts: await this.count(group, call) } : {};
+      this.measurements.push({ ...point, members, selectionBytes: call.selectionBytes, microseconds, repetitions, ...counts });
       if (rank === 0) process.stdout.write(`${POINT_DONE}\n`);
     }
+  }
+
+  /** What one more call sends, summed over the endpoints (one member each). */
+  private async count(group: ColGroup, call: PreparedCall): Promise<CallCounts> {
+    const flatten = (counts: MessageCounts) => [...COUNTED_DEVICES.map((device) => counts.byDevice[device] ?? { messages: 0, bytes: 0 }), counts.otherHost].flatMap((count) => [count.messages, count.bytes]);
+    await this.barrier(group);
+    const before = flatten(this.master.messageCounts());
+    await call.run();
+    const after = flatten(this.master.messageCounts());
+    const sums = await this.allReduce(group, Float64Array.from(after, (value, index) => value - (before[index] as number)), Reductions.SUM);
+    const countAt = (index: number): MessageCount => ({ messages: sums[2 * index] as number, bytes: sums[2 * index + 1] as number });
+    const byDevice = Object.fromEntries(COUNTED_DEVICES.map((device, index) => [device, countAt(index)]).filter(([, count]) => (count as MessageCount).messages > 0));
+    return { byDevice, otherHost: countAt(COUNTED_DEVICES.length) };
   }
 
   /** Minimum over repetitions of the slowest member's time; every rank sees the same slowest times, so all stop together. */
@@ -610,6 +639,17 @@ function writeReports(directory: string, run: SuiteRun): { fits: ModelFit[]; wri
   return { fits, written: [...files.keys()] };
 }
 
+/** --counts: one line per point, what one call sent over the job (messages, bytes) per device and between hosts. */
+export function countsTable(measurements: readonly Measurement[]): string {
+  const lines = ['messages per call, summed over the endpoints (messages/bytes):'];
+  for (const m of measurements) {
+    if (m.counts === undefined) continue;
+    const devices = Object.entries(m.counts.byDevice).map(([device, count]) => `${device} ${count.messages}/${count.bytes}`);
+    lines.push(`  ${m.primitive} ${m.algorithm} (${m.payload}) ${formatBytes(m.bytes)} p=${m.members}: ${devices.join(', ') || 'none'}; other host ${m.counts.otherHost.messages}/${m.counts.otherHost.bytes}`);
+  }
+  return lines.join('\n');
+}
+
 /** The run a results.json describes, for --report. */
 function readRun(directory: string): SuiteRun {
   const file = path.join(directory, RESULTS_FILE);
@@ -619,7 +659,7 @@ function readRun(directory: string): SuiteRun {
 }
 
 const USAGE = `usage: ccjbench [--list-algorithms] [--collectives a,b] [--algorithms x,y] [--sizes 0,4,16,...|--max-size BYTES]
-                [--members 2..N|2,3,4] [--payload typed|object|both] [--repetitions R] [--transport tcp|auto] [--out DIR] [--quick]
+                [--members 2..N|2,3,4] [--payload typed|object|both] [--repetitions R] [--transport tcp|auto] [--out DIR] [--quick] [--counts]
        ccjbench --report [--out DIR]     (redraw the tables and plots from DIR/results.json, without measuring)`;
 
 /** Runs a command's body unless --help asked for the usage text; usage errors print it and exit with code 2. */
@@ -640,7 +680,7 @@ export async function withUsage(args: readonly string[], usage: string, body: ()
 export async function main(args: readonly string[]): Promise<void> {
   if (args[0] === 'rank') return runRank(JSON.parse(args[1]) as SuitePlan);
   await withUsage(args, USAGE, async () => {
-    const flags = readFlags(args, { values: [...SUITE_FLAGS.values, 'payload', 'out'], switches: [...SUITE_FLAGS.switches, 'list-algorithms', 'report'] });
+    const flags = readFlags(args, { values: [...SUITE_FLAGS.values, 'payload', 'out'], switches: [...SUITE_FLAGS.switches, 'list-algorithms', 'report', 'counts'] });
     if (flags.has('list-algorithms')) {
       for (const { primitive, algorithms } of allPrimitives()) for (const algorithm of algorithms) process.stdout.write(`${primitive} ${algorithm}\n`);
       return;
@@ -654,10 +694,11 @@ export async function main(args: readonly string[]): Promise<void> {
     } else {
       const payload = flags.get('payload') ?? 'both';
       if (payload !== 'both' && !(PAYLOADS as readonly string[]).includes(payload)) throw new UsageError(`--payload must be typed, object or both, got '${payload}'`);
-      const plan = planFrom(flags, payload === 'both' ? PAYLOADS : [payload as PayloadKind]);
+      const plan = { ...planFrom(flags, payload === 'both' ? PAYLOADS : [payload as PayloadKind]), counts: flags.has('counts') };
       run = { date: new Date().toISOString(), plan, measurements: await runSuite(plan, 'ccjbench') };
     }
     const { fits, written } = writeReports(directory, run);
+    if (run.plan.counts === true) process.stdout.write(`${countsTable(run.measurements)}\n\n`);
     process.stdout.write(`${peakTable(fits)}\n\nwrote ${written.length} files to ${directory}: ${written.join(', ')}\n`);
   });
 }

@@ -14,13 +14,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { COLLECTIVES } from '../src/collectives/algorithms.js';
+import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import type { CollectiveName } from '../src/collectives/algorithms.js';
 import { DEFAULT_TABLE } from '../src/collectives/default-table.js';
-import { Selector, checkTable } from '../src/collectives/selection.js';
+import { Selector, checkTable, keysOnTopology } from '../src/collectives/selection.js';
 import type { SelectionRule, SelectionTable } from '../src/collectives/selection.js';
 import { SUITE_FLAGS, UsageError, isEntryPoint, planFrom, readFlags, runSuite, withUsage } from './ccjbench.js';
-import type { Measurement, SuitePlan } from './ccjbench.js';
+import type { Measurement, PrimitivePlan, SuitePlan } from './ccjbench.js';
 import { formatBytes } from './units.js';
 
 /** At most this many rules per collective (the built-in choice counting as one), like the tables of Taboada et al. 2010. */
@@ -284,7 +284,7 @@ function rulesOfRegion(collective: CollectiveName, region: Region): SelectionRul
   if (region.rule.algorithm !== BUILT_IN) return [region.rule];
   const { maxBytes, maxMembers } = region.rule;
   const rules: SelectionRule[] = [];
-  for (const builtIn of DEFAULT_TABLE[collective] ?? []) {
+  for (const builtIn of flatRules(collective)) {
     const bytes = builtIn.maxBytes === undefined ? maxBytes : Math.min(builtIn.maxBytes, maxBytes ?? Infinity);
     const members = builtIn.maxMembers === undefined ? maxMembers : Math.min(builtIn.maxMembers, maxMembers ?? Infinity);
     const unreachable = (members !== undefined && region.membersAbove !== undefined && members <= region.membersAbove) || (bytes !== undefined && region.bytesAbove !== undefined && bytes <= region.bytesAbove);
@@ -295,10 +295,19 @@ function rulesOfRegion(collective: CollectiveName, region: Region): SelectionRul
   return rules;
 }
 
-/** The rules to write for a collective, or undefined where the built-in table stays throughout. */
+const isHierarchical = (primitive: string, algorithm: string) => (COLLECTIVES as string[]).includes(primitive) && ALGORITHMS[primitive as CollectiveName][algorithm]?.hierarchical === true;
+
+/** The built-in rules that do not key on hosts: the ones ccjtune's jobs, all on this host, measure. */
+const flatRules = (collective: CollectiveName) => (DEFAULT_TABLE[collective] ?? []).filter((rule) => !keysOnTopology(rule));
+
+/**
+ * The rules to write for a collective, or undefined where the built-in table stays throughout.
+ * The jobs run on one host, so the built-in rules for groups over several hosts come first, as they are.
+ */
 export function rulesOf(collective: CollectiveName, regions: readonly Region[]): SelectionRule[] | undefined {
   if (regions.every((region) => region.rule.algorithm === BUILT_IN)) return undefined;
-  return regions.flatMap((region) => rulesOfRegion(collective, region));
+  const acrossHosts = (DEFAULT_TABLE[collective] ?? []).filter(keysOnTopology);
+  return [...acrossHosts, ...regions.flatMap((region) => rulesOfRegion(collective, region))];
 }
 
 /** Every collective measured, with its regions. */
@@ -371,7 +380,9 @@ export async function main(args: readonly string[]): Promise<void> {
   await withUsage(args, USAGE, async () => {
     const flags = readFlags(args, { values: [...SUITE_FLAGS.values, 'out', 'log'], switches: SUITE_FLAGS.switches });
     const suite = planFrom(flags, ['typed']);
-    const plan = { ...suite, primitives: suite.primitives.filter((primitive) => primitive.primitive !== 'pingpong') };
+    // Its jobs run on one host, where a hierarchical algorithm is only its intra-host level.
+    const flat = (primitive: PrimitivePlan) => ({ ...primitive, algorithms: primitive.algorithms.filter((algorithm) => !isHierarchical(primitive.primitive, algorithm)) });
+    const plan = { ...suite, primitives: suite.primitives.filter((primitive) => primitive.primitive !== 'pingpong').map(flat) };
     if (plan.primitives.length === 0) throw new UsageError('ccjtune chooses collective algorithms: give it at least one collective');
     const file = path.resolve(flags.get('out') ?? 'ccjs.config.json');
     const measurements = await runSuite(plan, 'ccjtune');

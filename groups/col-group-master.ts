@@ -23,7 +23,7 @@ import { createSerializer } from '../src/serialization/index.js';
 import type { Serializer } from '../src/serialization/serializer.js';
 import { AbortError, ConfigError, GroupError, PeerLostError, TimeoutError } from '../src/errors.js';
 import { Engine } from '../src/engine/engine.js';
-import type { PeerPlan } from '../src/engine/engine.js';
+import type { MessageCounts, PeerPlan } from '../src/engine/engine.js';
 import { progressEngine } from '../src/engine/progress.js';
 import { chooseDevices, describeDevices, endpointLabel } from '../src/engine/endpoints.js';
 import type { DeviceRules, PairChoice, Unavailable, World } from '../src/engine/endpoints.js';
@@ -252,7 +252,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
       const local = new LocalDevice();
       const devices: Partial<Record<DeviceName, Device>> = { local, tcp, shm, ucx };
       const deviceOf = (name: DeviceName): Device => devices[name] as Device;
-      const peers: PeerPlan[] = choices.map((choice) => ({ device: deviceOf(choice.device), window: known.endpoints[choice.peer]?.receiveWindow ?? config.receiveWindow }));
+      const peers: PeerPlan[] = choices.map((choice) => ({ device: deviceOf(choice.device), window: known.endpoints[choice.peer]?.receiveWindow ?? config.receiveWindow, otherHost: choice.relation === 'network' }));
       engine = new Engine({ rank, eagerLimit: config.eagerLimit, sendBuffer: config.sendBuffer, timeoutMs: config.timeoutMs, processOf: (endpoint) => known.endpoints[endpoint]?.processRank ?? -1, labelOf: (endpoint) => endpointLabel(endpoint, threadCount) }, peers, Object.values(devices).filter((device): device is Device => device !== undefined));
       const served = (name: DeviceName) => choices.filter((choice) => choice.device === name).map((choice) => ({ rank: choice.peer, address: known.endpoints[choice.peer]?.addresses[name] }));
       await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine), shm?.connect(served('shm'), engine), ucx?.connect(served('ucx'), engine)]);
@@ -309,6 +309,15 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     return describeDevices(this.world, this.rank, this.devices);
   }
 
+  /**
+   * Messages and bytes this endpoint sent since it started (point-to-point and collective, each
+   * message once whatever its protocol), by device and by same host / other host. Take two and
+   * subtract to count one call; sum over endpoints for a job.
+   */
+  messageCounts(): MessageCounts {
+    return this.engine.counters();
+  }
+
   /** Members the job is sized for (CCJ's name): processes × threads per process, the same as {@link ColGroupMaster.size}. */
   getNumberOfCpus(): number {
     return this.processCount * this.threadCount;
@@ -351,7 +360,8 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const group = this.client.getGroup(groupName, numberOfMembers, this.config.timeoutMs).then((description) => {
       const endpoints = Int32Array.from(description.members, ([endpoint]) => endpoint);
       const route = this.engine.route(description.context, description.name, endpoints);
-      const group = new ColGroup(description.name, description.context, description.members, this.rank, this.members, this.world.threadCount, route);
+      const hosts = description.members.map(([endpoint]) => (this.world.endpoints[endpoint] as World['endpoints'][number]).host);
+      const group = new ColGroup(description.name, description.context, description.members, this.rank, this.members, this.world.threadCount, route, hosts);
       const joined = [...(this.joined.get(groupName) ?? [])];
       for (const member of joined) {
         if (!group.has(member)) throw new GroupError(`${member.constructor.name} joined group '${groupName}' too late: the group was already active`);

@@ -30,6 +30,8 @@ export class ColGroup {
     private readonly threadCount: number,
     /** @internal What the engine needs to route and name this group's messages. */
     readonly route: Route,
+    /** @internal The host identity of each rank's endpoint (hierarchical collectives group ranks by it). */
+    readonly hosts: readonly string[],
   ) {
     if (members.length >= MAX_GROUP_SIZE) throw new GroupError(`group '${name}' has ${members.length} members; at most ${MAX_GROUP_SIZE - 1} are supported`);
     members.forEach(([memberEndpoint, localId], rank) => {

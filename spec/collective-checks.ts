@@ -171,10 +171,11 @@ export const COLLECTIVE_CHECKS: readonly CollectiveCheck[] = [
           expect(await member.broadcast(group, rank === root ? [algorithm, root] : null, root)).to.deep.equal([algorithm, root]);
         }
       }
-      // A reduction that throws at one member: every member's allReduce fails.
-      const failing = { reduce: (a: number, b: number) => { if (rank === size - 1) throw new RefusedError('this reduction refuses'); return a + b; }, name: 'refusing' };
-      const error = await failureOf(member.allReduce(group, rank, failing));
-      await expectCaught(member, group, error, rank === size - 1 ? RefusedError : CCJError, 'allReduce with a refusing reduction');
+      // A reduction that refuses the last rank's operand, at whichever member an algorithm combines it: every member's allReduce fails.
+      type Marked = { sum: number; last: boolean };
+      const failing = { reduce: (a: Marked, b: Marked) => { if (a.last || b.last) throw new RefusedError('this reduction refuses'); return { sum: a.sum + b.sum, last: false }; }, name: 'refusing' };
+      const error = await failureOf(member.allReduce(group, { sum: rank, last: rank === size - 1 }, failing));
+      await expectCaught(member, group, error, error instanceof RefusedError ? RefusedError : CCJError, 'allReduce with a refusing reduction');
       expect(await member.allReduce(group, rank, Reductions.SUM)).to.equal((size * (size - 1)) / 2);
     },
   },

@@ -34,7 +34,7 @@ describe('progress engine', function () {
     try {
       const signature = { operation: operationCode('barrier', 'hypercube'), root: NO_ROOT, reduction: NO_REDUCTION };
       await runGroup(masters, [2], 'spinning', async (member, group, rank) => {
-        const context = new CollectiveContext(memberCore(member), group, rank, 'barrier', 1, signature);
+        const context = new CollectiveContext(memberCore(member), group, rank, 'barrier', 1, signature, { bytes: 0, commutative: true, layout: { hosts: 1, perHost: 2 } });
         if (rank === 1) {
           await new Promise((resolve) => setTimeout(resolve, 20));
           await member.sendAsync(group, 'first', 0);

@@ -9,6 +9,7 @@ import { Reductions } from '../reduction/index.js';
 import { DividableArray } from '../dividable/index.js';
 import type { ReductionObject } from '../reduction/index.js';
 import { closeAll, createMasters, runGroup } from './harness.js';
+import { Selector, checkTable } from '../src/collectives/selection.js';
 
 /** Runs `body` in a group of `size` members in one process whose master uses `options`, collecting trace lines. */
 async function traced(size: number, options: Parameters<typeof createMasters>[1], body: (member: ColMember, group: ColGroup, rank: number) => Promise<void>): Promise<string[]> {
@@ -125,5 +126,29 @@ describe('algorithm selection', function () {
         (error: Error) => expect(error).to.be.instanceOf(ConfigError).with.property('message').that.matches(/allReduce option 'algorithm': 'nonsense' is not an algorithm of allReduce/),
       );
     });
+  });
+
+  it('keys rules on hosts and members per host; tables without those keys fit any layout', function () {
+    const table = checkTable({ broadcast: [{ minHosts: 2, maxPerHost: 3, algorithm: 'mst' }, { maxHosts: 1, minPerHost: 4, algorithm: 'flat-blocking' }, { algorithm: 'four-ary' }] }, 'the table');
+    const selector = new Selector(table, {}, undefined);
+    const choose = (hosts: number, perHost: number) => selector.select('broadcast', { bytes: 8, members: 6, commutative: true, requested: undefined, layout: { hosts, perHost } }).name;
+    expect([choose(2, 3), choose(3, 4), choose(1, 6), choose(1, 3)]).to.deep.equal(['mst', 'four-ary', 'flat-blocking', 'four-ary']);
+    const old = new Selector(checkTable({ broadcast: [{ maxMembers: 4, algorithm: 'mst' }, { algorithm: 'binomial' }] }, 'an old table'), {}, undefined);
+    expect(old.select('broadcast', { bytes: 8, members: 6, commutative: true, requested: undefined, layout: { hosts: 3, perHost: 2 } }).name).to.equal('binomial');
+    expect(() => checkTable({ broadcast: [{ hosts: 2, algorithm: 'mst' }] }, 'the table')).to.throw(ConfigError, /unknown key 'hosts'; valid keys: maxBytes, maxMembers, minHosts, maxHosts, minPerHost, maxPerHost, algorithm/);
+    expect(() => checkTable({ broadcast: [{ minHosts: -1, algorithm: 'mst' }] }, 'the table')).to.throw(ConfigError, /minHosts must be a non-negative integer/);
+  });
+
+  it('refuses hierarchical reduce and allReduce for a non-commutative reduction, saying why, and never runs a hierarchical variant as a level', function () {
+    const selector = new Selector(undefined, {}, undefined);
+    const layout = { hosts: 2, perHost: 3 };
+    const commutative = selector.select('allReduce', { bytes: 8, members: 5, commutative: true, requested: undefined, layout });
+    expect(commutative.name).to.equal('hierarchical');
+    const ordered = selector.select('allReduce', { bytes: 8, members: 5, commutative: false, requested: 'hierarchical', layout });
+    expect(ordered.algorithm.keepsRankOrder).to.equal(true);
+    expect(ordered.refused).to.match(/hierarchical refused: it does not combine in rank order/);
+    // A level is chosen from the table without its hierarchical rule, even where that rule fits.
+    expect(selector.selectLevel('broadcast', { bytes: 8, members: 5, commutative: true, requested: undefined, layout }).name).to.equal('binomial');
+    expect(selector.select('broadcast', { bytes: 8, members: 5, commutative: true, requested: undefined, layout: { hosts: 5, perHost: 1 } }).name).to.equal('binomial');
   });
 });

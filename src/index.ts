@@ -13,6 +13,7 @@ export { InactiveGroup } from '../groups/inactive-group.js';
 export { ColMember, ANY_SOURCE, ANY_TAG } from './member.js';
 export type { MessageOptions, ReceivedMessage } from './member.js';
 export type { ProbeResult } from './engine/calls.js';
+export type { MessageCount, MessageCounts } from './engine/engine.js';
 export type { MasterOptions, TransportName, SerializerName, TraceListener } from './config.js';
 export type { DeviceChoice, DeviceRules } from './engine/endpoints.js';
 export type { DeviceName } from '../transport/device.js';

@@ -1,6 +1,7 @@
 /** The scenarios a test job's endpoints can run (spec/fixtures/scenario.ts), by name. */
 import type { ColGroupMaster } from '../../src/index.js';
 import { algorithms } from './algorithms.js';
+import { broadcastCounts, defaultChoice, hierarchicalVariants } from './hierarchical.js';
 import { onePerEndpoint, runHere } from './members.js';
 import { orderedStream, payloadExchange, payloadsFor, taskFarm } from './p2p.js';
 import { forgottenAwait, stalledExchange } from './diagnostics.js';
@@ -16,6 +17,9 @@ const name = (base: string) => `${base}-${counter++}`;
 
 export const scenarios: Record<string, Scenario> = {
   algorithms,
+  hierarchicalVariants,
+  broadcastCounts,
+  defaultChoice,
   /** The collectives suite's checks (every payload kind, root and member count 1..9) with the built-in selection. */
   collectives: async (master) => {
     const done: string[] = [];

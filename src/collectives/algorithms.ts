@@ -45,6 +45,8 @@ export interface Algorithm<C extends CollectiveName> {
   readonly run: AlgorithmSignatures[C];
   /** Combines operands in rank order, so it may run a non-commutative reduction. */
   readonly keepsRankOrder: boolean;
+  /** Runs in two levels, within hosts and among one leader per host (hierarchy.ts); never chosen for a level itself. */
+  readonly hierarchical?: boolean;
 }
 
 export type AlgorithmsOf<C extends CollectiveName> = Readonly<Record<string, Algorithm<C>>>;

@@ -1,7 +1,11 @@
 /**
  * What an algorithm sees of one collective call: its rank and the group's size, and sends and
  * receives that carry this call's tag (CCJ 3.1's per-group counter) and signature, both fixed once
- * per call. Algorithms speak to the engine through this, never to a device.
+ * per call. Algorithms speak to the engine through this, never to a device. A level of a
+ * hierarchical algorithm (hierarchy.ts) is a context over a subset of the group's ranks, numbered
+ * 0..size-1 in the order given: any algorithm runs on it unchanged. Its messages keep the call's
+ * tag and signature; members go through the levels in one order, and messages between two members
+ * keep their order, so each level receives exactly its own.
  */
 import type { ColGroup } from '../../groups/col-group.js';
 import type { MemberCore } from '../member.js';
@@ -9,6 +13,17 @@ import { FLAG_COLLECTIVE } from '../engine/frame.js';
 import { SendMode } from '../engine/calls.js';
 import { Delivery, EncodedMessage, MemberReceive, decodeValue, encodeValue, messageFrame } from '../messages.js';
 import type { Signature } from '../engine/signature.js';
+import type { CollectiveName } from './algorithms.js';
+import type { Layout, Selection } from './selection.js';
+
+/** What the levels of a hierarchical call key their choice of algorithm on. */
+export interface LevelShape {
+  /** Bytes per member, undefined where members may not know them (broadcast and scatter non-roots). */
+  readonly bytes: number | undefined;
+  readonly commutative: boolean;
+  /** Where this context's members are. */
+  readonly layout: Layout;
+}
 
 /** The body of a root check: the signature says it all. */
 const NO_DATA = new Uint8Array(0);
@@ -19,18 +34,45 @@ export class CollectiveContext {
   private readonly sending: string;
   private readonly receiving: string;
 
+  /** This member's rank in the group. */
+  private readonly groupRank: number;
+
   constructor(
     private readonly core: MemberCore,
     readonly group: ColGroup,
+    /** This member's rank in this context. */
     readonly rank: number,
     /** The member-facing operation, e.g. 'allReduce', for error messages. */
     readonly operation: string,
     private readonly tag: number,
     private readonly signature: Signature,
+    readonly shape: LevelShape,
+    /** A level's group ranks, by rank in this context (absent: the whole group, in rank order). */
+    private readonly groupRanks?: readonly number[],
+    /** A level's name, for CCJS_TRACE ("intra-host", "inter-host"). */
+    private readonly levelName = '',
   ) {
-    this.size = group.size();
+    this.size = groupRanks?.length ?? group.size();
+    this.groupRank = groupRanks?.[rank] ?? rank;
     this.sending = `${operation}: send`;
     this.receiving = `${operation}: receive`;
+  }
+
+  /**
+   * A level of this call over `groupRanks` (this member's among them), laid out as `layout`.
+   * Its ranks are the positions in `groupRanks`.
+   */
+  level(name: string, groupRanks: readonly number[], layout: Layout): CollectiveContext {
+    return new CollectiveContext(this.core, this.group, groupRanks.indexOf(this.groupRank), this.operation, this.tag, this.signature, { ...this.shape, layout }, groupRanks, name);
+  }
+
+  /** The flat algorithm of `collective` this level runs, as the selection tables choose it for the level's members and layout. */
+  choose<C extends CollectiveName>(collective: C): Selection<C> {
+    const { selector } = this.core.master(this.operation);
+    const { bytes, commutative, layout } = this.shape;
+    const selection = selector.selectLevel(collective, { bytes, members: this.size, commutative, requested: undefined, layout });
+    selector.trace?.(`ccjs trace: group '${this.group.name}' rank ${this.groupRank}: ${this.operation} hierarchical, ${this.levelName} level: ${collective} ${selection.name}, ${this.size} members`);
+    return selection;
   }
 
   /** `value` encoded once, for sending to several members. */
@@ -46,7 +88,7 @@ export class CollectiveContext {
   /** Sends (a value, or an encoded message as it is) and resolves once the buffers may be reused (the receiver need not have it yet). */
   send(destination: number, value: unknown): Promise<void> {
     const master = this.core.master(this.sending);
-    const frame = messageFrame(master.serializer, value, FLAG_COLLECTIVE, this.group.context, this.rank, destination, this.tag, this.signature);
+    const frame = messageFrame(master.serializer, value, FLAG_COLLECTIVE, this.group.context, this.groupRank, this.groupRanks?.[destination] ?? destination, this.tag, this.signature);
     return master.engine.send(this.group.route, frame, SendMode.Borrowed, this.core, this.sending);
   }
 
@@ -104,12 +146,12 @@ export class CollectiveContext {
    * or from a member that waits for this one): a collective that failed anywhere never hangs.
    */
   abort(error: Error): void {
-    this.core.master(this.operation).engine.abortCollective(this.group.route, this.rank, this.tag, this.signature, error);
+    this.core.master(this.operation).engine.abortCollective(this.group.route, this.groupRank, this.tag, this.signature, error);
   }
 
   private post(source: number, delivery: Delivery, operation = this.receiving): MemberReceive {
     const master = this.core.master(this.operation);
-    const receive = new MemberReceive(this.group.route, operation, this.core, this.rank, source, this.tag, master.serializer, delivery, this.signature);
+    const receive = new MemberReceive(this.group.route, operation, this.core, this.groupRank, this.groupRanks?.[source] ?? source, this.tag, master.serializer, delivery, this.signature);
     master.engine.post(receive);
     return receive;
   }

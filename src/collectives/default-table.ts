@@ -12,17 +12,24 @@
  * beat reduce-broadcast by 1.3-2x on both.
  * Broadcast and scatter do not depend on the message size by default, because non-roots may
  * pass null and so cannot know it (a size-dependent table needs same-sized placeholders).
+ * A group that spans several hosts with several members on some host runs the hierarchical
+ * variants (Open MPI's coll/han does the same): their levels then choose from the other rules, and
+ * the network carries one message per host where a flat tree may carry one per member. A
+ * non-commutative reduce or allReduce falls back to the first flat rule (they would not keep rank order).
  */
 import type { SelectionTable } from './selection.js';
 
+/** The rule that sends a collective over hosts to its hierarchical variant. */
+const ACROSS_HOSTS = { minHosts: 2, minPerHost: 2, algorithm: 'hierarchical' } as const;
+
 export const DEFAULT_TABLE: SelectionTable = {
-  barrier: [{ maxMembers: 2, algorithm: 'hypercube' }, { algorithm: 'dissemination' }],
-  broadcast: [{ maxMembers: 2, algorithm: 'binomial' }, { maxMembers: 4, algorithm: 'four-ary' }, { algorithm: 'binomial' }],
-  reduce: [{ maxMembers: 3, algorithm: 'mst' }, { maxMembers: 4, maxBytes: 8192, algorithm: 'flat-blocking' }, { algorithm: 'binomial' }],
-  allReduce: [{ maxMembers: 2, algorithm: 'bde-blocking' }, { maxBytes: 32768, algorithm: 'bde-nonblocking' }, { algorithm: 'rabenseifner' }],
-  scatter: [{ maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'binomial' }],
-  gather: [{ maxMembers: 4, algorithm: 'flat-nonblocking-1' }, { algorithm: 'binomial' }],
-  allGather: [{ maxMembers: 2, algorithm: 'bucket-nonblocking' }, { algorithm: 'recursive-doubling' }],
+  barrier: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'hypercube' }, { algorithm: 'dissemination' }],
+  broadcast: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'binomial' }, { maxMembers: 4, algorithm: 'four-ary' }, { algorithm: 'binomial' }],
+  reduce: [ACROSS_HOSTS, { maxMembers: 3, algorithm: 'mst' }, { maxMembers: 4, maxBytes: 8192, algorithm: 'flat-blocking' }, { algorithm: 'binomial' }],
+  allReduce: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'bde-blocking' }, { maxBytes: 32768, algorithm: 'bde-nonblocking' }, { algorithm: 'rabenseifner' }],
+  scatter: [ACROSS_HOSTS, { maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'binomial' }],
+  gather: [ACROSS_HOSTS, { maxMembers: 4, algorithm: 'flat-nonblocking-1' }, { algorithm: 'binomial' }],
+  allGather: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'bucket-nonblocking' }, { algorithm: 'recursive-doubling' }],
   allToAll: [{ maxMembers: 2, algorithm: 'flat-nonblocking-2' }, { algorithm: 'flat' }],
   reduceScatter: [{ maxBytes: 128, algorithm: 'bde-blocking' }, { algorithm: 'bucket-blocking' }],
   scan: [{ maxMembers: 3, algorithm: 'recursive-doubling' }, { maxMembers: 4, maxBytes: 32, algorithm: 'linear' }, { maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'recursive-doubling' }],

@@ -14,6 +14,7 @@ import { CollectiveContext } from './context.js';
 import type { Selection } from './selection.js';
 import type { AlgorithmName, CollectiveName } from './algorithms.js';
 import { messageBytes } from './message-size.js';
+import { topologyOf } from './hierarchy.js';
 
 /** Per-call choices of collective `C`: `{ algorithm: 'mst' }` runs that algorithm whatever the tables say. */
 export interface CollectiveOptions<C extends CollectiveName = CollectiveName> {
@@ -61,15 +62,18 @@ async function perform<C extends CollectiveName, T, R>(
   const requested = shape.options?.algorithm ?? group.algorithmFor(collective);
   const members = group.size();
   const commutative = shape.op?.commutative !== false;
-  const learns = root >= 0 && rank !== root && LEARNS_FROM_ROOT.has(collective) && selector.dependsOnSize(collective, members, requested);
-  let selection = learns ? undefined : selector.select(collective, { bytes: shape.bytes, members, commutative, requested });
+  const { layout } = topologyOf(group);
+  const learns = root >= 0 && rank !== root && LEARNS_FROM_ROOT.has(collective) && selector.dependsOnSize(collective, members, layout, requested);
+  let selection = learns ? undefined : selector.select(collective, { bytes: shape.bytes, members, commutative, requested, layout });
   const tag = core.nextCollectiveTag(group);
   const signature = {
     operation: selection === undefined ? unknownAlgorithmCode(collective) : operationCode(collective, selection.name),
     root: root < 0 ? NO_ROOT : root,
     reduction: shape.op ? reductionCode(reductionName(shape.op)) : NO_REDUCTION,
   };
-  let context = new CollectiveContext(core, group, rank, collective, tag, signature);
+  // The levels of a hierarchical call choose by size only where every member knows the size.
+  const levelShape = { bytes: LEARNS_FROM_ROOT.has(collective) ? undefined : shape.bytes, commutative, layout };
+  let context = new CollectiveContext(core, group, rank, collective, tag, signature, levelShape);
   const rootChecked = root >= 0 && members > 1 ? context.checkRoot() : undefined;
   try {
     if (selection === undefined) {
@@ -78,12 +82,14 @@ async function perform<C extends CollectiveName, T, R>(
       // no message naming an algorithm may ever come.
       const operation = await (rootChecked === undefined ? learned : Promise.race([learned, rootChecked.then(() => learned)]));
       selection = selector.learned(collective, collectiveOf(operation) === collective ? algorithmNameOf(operation) : undefined);
-      context = new CollectiveContext(core, group, rank, collective, tag, { ...signature, operation });
+      context = new CollectiveContext(core, group, rank, collective, tag, { ...signature, operation }, levelShape);
     }
     if (selector.trace) {
       const details = [root < 0 ? '' : `root ${root}`, shape.op ? reductionName(shape.op) : ''].filter((part) => part !== '').join(', ');
       const how = learns ? ', the root\'s choice' : '';
-      selector.trace(`ccjs trace: group '${group.name}' rank ${rank}: ${collective}(${details}) ${selection.name}, ${shape.bytes} bytes, ${members} members${how}`);
+      const hosts = layout.hosts > 1 ? ` on ${layout.hosts} hosts (at most ${layout.perHost} on one)` : '';
+      const refused = selection.refused === undefined ? '' : `; ${selection.refused}`;
+      selector.trace(`ccjs trace: group '${group.name}' rank ${rank}: ${collective}(${details}) ${selection.name}, ${shape.bytes} bytes, ${members} members${hosts}${how}${refused}`);
     }
     const { traceFile } = master;
     const traced = traceFile === undefined ? selection : traceFile.collective(selection, { collective, group: group.name, rank, root, reduction: shape.op && reductionName(shape.op), bytes: shape.bytes, members });

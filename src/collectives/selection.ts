@@ -3,22 +3,42 @@
  * bodies as in Open MPI's coll/tuned (Taboada et al. 2010, section 4.3). Precedence: a per-call `{ algorithm }`,
  * then the group's override, then CCJS_ALGORITHMS, then the config file's `collectives` table,
  * then the built-in table. A table lists rules per collective, the first that fits the call's
- * message size and member count wins; a non-commutative reduction only runs algorithms that
- * combine in rank order. Choosing costs a few comparisons per call.
+ * message size, member count and layout over hosts wins; a non-commutative reduction only runs
+ * algorithms that combine in rank order. The levels of a hierarchical algorithm choose their
+ * flat algorithms from the same table (selectLevel). Choosing costs a few comparisons per call.
  */
 import { ALGORITHMS, COLLECTIVES } from './algorithms.js';
-import type { Algorithm, AlgorithmName, CollectiveName } from './algorithms.js';
+import type { Algorithm, AlgorithmName, AlgorithmsOf, CollectiveName } from './algorithms.js';
 import { DEFAULT_TABLE } from './default-table.js';
 import { CollectiveMismatchError, ConfigError } from '../errors.js';
 
-/** A rule fits calls with at most `maxBytes` per member and at most `maxMembers` members. */
+/**
+ * A rule fits calls with at most `maxBytes` per member and at most `maxMembers` members, on a
+ * number of hosts within [minHosts, maxHosts], with a most-populated host holding a number of the
+ * group's members within [minPerHost, maxPerHost]. Every bound is optional (absent: any).
+ */
 export interface SelectionRule {
   /** The largest message, in bytes per member, the rule fits (any size when absent). */
   readonly maxBytes?: number;
   /** The largest group the rule fits (any size when absent). */
   readonly maxMembers?: number;
+  /** The fewest hosts the group's members may span. */
+  readonly minHosts?: number;
+  /** The most hosts the group's members may span. */
+  readonly maxHosts?: number;
+  /** The fewest members the group may have on its most populated host. */
+  readonly minPerHost?: number;
+  /** The most members the group may have on its most populated host. */
+  readonly maxPerHost?: number;
   /** The algorithm to run (see {@link AlgorithmName}). */
   readonly algorithm: string;
+}
+
+const BOUNDS = ['maxBytes', 'maxMembers', 'minHosts', 'maxHosts', 'minPerHost', 'maxPerHost'] as const;
+
+/** True when `rule` keys on where the members are (hosts, members per host). */
+export function keysOnTopology(rule: SelectionRule): boolean {
+  return rule.minHosts !== undefined || rule.maxHosts !== undefined || rule.minPerHost !== undefined || rule.maxPerHost !== undefined;
 }
 
 /** Rules per collective (the config file's `collectives`); the first rule that fits a call wins. */
@@ -27,15 +47,27 @@ export type SelectionTable = { readonly [C in CollectiveName]?: readonly Selecti
 export interface Selection<C extends CollectiveName> {
   readonly name: string;
   readonly algorithm: Algorithm<C>;
+  /** Why the algorithm asked for or in the table was not taken, when it was not (for CCJS_TRACE). */
+  readonly refused?: string;
+}
+
+/** Where a group's members are: every member knows it, so every member makes the same choice. */
+export interface Layout {
+  readonly hosts: number;
+  /** Members on the most populated host. */
+  readonly perHost: number;
 }
 
 /** What a call says about itself when it asks for an algorithm. */
 export interface CallShape {
-  readonly bytes: number;
+  /** Bytes per member; undefined when this member cannot know them (then rules bounded by size do not fit). */
+  readonly bytes: number | undefined;
   readonly members: number;
   readonly commutative: boolean;
   /** Per-call or per-group choice, already merged (per-call wins). */
   readonly requested: string | undefined;
+  /** Where the members are (absent: all on one host). */
+  readonly layout?: Layout;
 }
 
 /** `collective`'s algorithm called `name`, if it has one. */
@@ -72,11 +104,12 @@ export function checkTable(table: unknown, source: string): SelectionTable {
     rules.forEach((rule: unknown, index) => {
       const where = `${source}.${collective}[${index}]`;
       if (typeof rule !== 'object' || rule === null) throw new ConfigError(`${where} must be an object like { "maxBytes": 32768, "algorithm": "binomial" }`);
-      const { algorithm, maxBytes, maxMembers, ...rest } = rule as Record<string, unknown>;
-      if (Object.keys(rest).length > 0) throw new ConfigError(`${where}: unknown key '${Object.keys(rest)[0]}'; valid keys: maxBytes, maxMembers, algorithm`);
+      const { algorithm, ...bounds } = rule as Record<string, unknown>;
+      const unknown = Object.keys(bounds).find((key) => !(BOUNDS as readonly string[]).includes(key));
+      if (unknown !== undefined) throw new ConfigError(`${where}: unknown key '${unknown}'; valid keys: ${BOUNDS.join(', ')}, algorithm`);
       if (typeof algorithm !== 'string') throw new ConfigError(`${where}.algorithm must be a string`);
       algorithmOf(collective as CollectiveName, algorithm, where);
-      for (const [key, value] of [['maxBytes', maxBytes], ['maxMembers', maxMembers]] as const) {
+      for (const [key, value] of Object.entries(bounds)) {
         if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < 0)) throw new ConfigError(`${where}.${key} must be a non-negative integer, got ${JSON.stringify(value)}`);
       }
     });
@@ -113,24 +146,33 @@ export class Selector {
 
   select<C extends CollectiveName>(collective: C, call: CallShape): Selection<C> {
     // Table names were checked when the table was loaded; only a requested name can be unknown.
-    let name = call.requested ?? this.forced[collective] ?? this.fromTable(collective, call);
-    let algorithm = algorithmOf(collective, name, call.requested !== undefined ? `${collective} option 'algorithm'` : 'CCJS_ALGORITHMS');
-    if (!call.commutative && !algorithm.keepsRankOrder) {
-      // Operands must combine in rank order: fall back to the table's first algorithm that does.
-      const ordered = this.rules(collective).map((rule) => rule.algorithm).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder);
-      name = ordered ?? Object.keys(ALGORITHMS[collective]).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder) ?? name;
-      algorithm = algorithmOf(collective, name, 'table');
-    }
-    return { name, algorithm };
+    const name = call.requested ?? this.forced[collective] ?? this.fromTable(collective, call, () => true);
+    const algorithm = algorithmOf(collective, name, call.requested !== undefined ? `${collective} option 'algorithm'` : 'CCJS_ALGORITHMS');
+    if (call.commutative || algorithm.keepsRankOrder) return { name, algorithm };
+    // Operands must combine in rank order: fall back to the table's first algorithm that does.
+    const ordered = this.rules(collective).map((rule) => rule.algorithm).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder);
+    const fallback = ordered ?? Object.keys(ALGORITHMS[collective]).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder) ?? name;
+    return { name: fallback, algorithm: algorithmOf(collective, fallback, 'table'), refused: `${name} refused: it does not combine in rank order, which a non-commutative reduction needs` };
   }
 
   /**
-   * True when the table's choice for `collective` on `members` members depends on the message
-   * size (which a non-root of broadcast or scatter may not know: it then takes the root's choice).
+   * The flat algorithm for one level of a hierarchical call (the members of one host, or one
+   * leader per host): the table's first fitting rule that names a flat algorithm (one that keeps
+   * rank order for a non-commutative reduction), whatever a per-call choice or CCJS_ALGORITHMS
+   * asked for the call as a whole.
    */
-  dependsOnSize(collective: CollectiveName, members: number, requested: string | undefined): boolean {
+  selectLevel<C extends CollectiveName>(collective: C, call: CallShape): Selection<C> {
+    const name = this.fromTable(collective, call, (algorithm) => algorithm.hierarchical !== true && (call.commutative || algorithm.keepsRankOrder));
+    return { name, algorithm: algorithmOf(collective, name, 'table') };
+  }
+
+  /**
+   * True when the table's choice for `collective` on `members` members laid out as `layout` depends
+   * on the message size (which a non-root of broadcast or scatter may not know: it then takes the root's choice).
+   */
+  dependsOnSize(collective: CollectiveName, members: number, layout: Layout, requested: string | undefined): boolean {
     if (requested !== undefined || this.forced[collective] !== undefined) return false;
-    const rule = this.rules(collective).find((candidate) => candidate.maxMembers === undefined || members <= candidate.maxMembers);
+    const rule = this.rules(collective).find((candidate) => fitsPlace(candidate, members, layout));
     return rule?.maxBytes !== undefined;
   }
 
@@ -145,10 +187,24 @@ export class Selector {
     return this.table[collective] ?? [];
   }
 
-  private fromTable(collective: CollectiveName, call: CallShape): string {
+  /** The first fitting rule's algorithm that `accept`s, else the first such algorithm of `collective`. */
+  private fromTable<C extends CollectiveName>(collective: C, call: CallShape, accept: (algorithm: Algorithm<C>) => boolean): string {
+    const layout = call.layout ?? { hosts: 1, perHost: call.members };
     for (const rule of this.rules(collective)) {
-      if ((rule.maxBytes === undefined || call.bytes <= rule.maxBytes) && (rule.maxMembers === undefined || call.members <= rule.maxMembers)) return rule.algorithm;
+      const fitsSize = rule.maxBytes === undefined || (call.bytes !== undefined && call.bytes <= rule.maxBytes);
+      if (fitsSize && fitsPlace(rule, call.members, layout) && accept(algorithmOf(collective, rule.algorithm, 'table'))) return rule.algorithm;
     }
-    return Object.keys(ALGORITHMS[collective])[0];
+    return Object.entries(ALGORITHMS[collective] as AlgorithmsOf<C>).find(([, algorithm]) => accept(algorithm))?.[0] ?? Object.keys(ALGORITHMS[collective])[0];
   }
+}
+
+/** True when `rule`'s bounds on members and hosts fit a group of `members` laid out as `layout`. */
+function fitsPlace(rule: SelectionRule, members: number, layout: Layout): boolean {
+  return (
+    (rule.maxMembers === undefined || members <= rule.maxMembers) &&
+    (rule.minHosts === undefined || layout.hosts >= rule.minHosts) &&
+    (rule.maxHosts === undefined || layout.hosts <= rule.maxHosts) &&
+    (rule.minPerHost === undefined || layout.perHost >= rule.minPerHost) &&
+    (rule.maxPerHost === undefined || layout.perHost <= rule.maxPerHost)
+  );
 }

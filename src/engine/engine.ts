@@ -24,7 +24,7 @@ import type { CallOwner, CallTracker, ProbeResult, Route } from './calls.js';
 import { Mailbox, Queue } from './matching.js';
 import { abortError, abortNotice } from './abort.js';
 import type { Signature } from './signature.js';
-import type { Device, DeviceHost } from '../../transport/device.js';
+import type { Device, DeviceHost, DeviceName } from '../../transport/device.js';
 import { PeerLostError, TransportError } from '../errors.js';
 
 /** What every message costs a receiver's window beyond its bytes: the record that holds it. */
@@ -49,6 +49,24 @@ export interface PeerPlan {
   readonly device: Device;
   /** The window the peer grants this endpoint (its receiveWindow). */
   readonly window: number;
+  /** The peer is on another host (counted apart in {@link MessageCounts}). */
+  readonly otherHost: boolean;
+}
+
+/** Messages sent and their bytes (bodies, without frame headers). */
+export interface MessageCount {
+  messages: number;
+  bytes: number;
+}
+
+/** What this endpoint sent since it started, by device and by where the peer is. */
+export interface MessageCounts {
+  /** By device name (local, shm, tcp, ucx); devices that sent nothing are absent. */
+  readonly byDevice: Partial<Record<DeviceName, MessageCount>>;
+  /** To endpoints on this host, this endpoint included. */
+  readonly sameHost: MessageCount;
+  /** To endpoints on other hosts: what the network carried. */
+  readonly otherHost: MessageCount;
 }
 
 /** Per-peer protocol and flow-control state. */
@@ -67,6 +85,9 @@ class Link {
   readonly awaitingAck = new Map<number, SendCall>();
   readonly awaitingClearance = new Map<number, SendCall>();
   readonly awaitingData = new Map<number, Receive>();
+  /** Messages this endpoint sent the peer, and their bytes (MessageCounts). */
+  messagesSent = 0;
+  bytesSent = 0;
 
   /** Largest eager message, and the room eager messages leave for rendezvous records: a quarter of the window. */
   readonly eagerRoom: number;
@@ -75,6 +96,7 @@ class Link {
     readonly peer: number,
     readonly device: Device,
     readonly window: number,
+    readonly otherHost: boolean,
   ) {
     this.credit = window;
     this.eagerRoom = window / 4;
@@ -120,7 +142,7 @@ export class Engine implements DeviceHost, CallTracker {
     private readonly allDevices: readonly Device[],
   ) {
     peers.forEach((plan, peer) => {
-      if (plan) this.links[peer] = new Link(peer, plan.device, plan.window);
+      if (plan) this.links[peer] = new Link(peer, plan.device, plan.window, plan.otherHost);
     });
   }
 
@@ -131,6 +153,21 @@ export class Engine implements DeviceHost, CallTracker {
   /** What each device that can tell holds and waits for (the watchdog's dump). */
   deviceStates(): string[] {
     return this.allDevices.flatMap((device) => (device.describe === undefined ? [] : [device.describe()]));
+  }
+
+  /** Messages and bytes sent so far, summed per device and per same host / other host (read on demand: sending only increments two numbers per peer). */
+  counters(): MessageCounts {
+    const counts: MessageCounts = { byDevice: {}, sameHost: { messages: 0, bytes: 0 }, otherHost: { messages: 0, bytes: 0 } };
+    for (const link of this.links) {
+      if (link === undefined || link.messagesSent === 0) continue;
+      const device = (counts.byDevice[link.device.name] ??= { messages: 0, bytes: 0 });
+      const where = link.otherHost ? counts.otherHost : counts.sameHost;
+      for (const count of [device, where]) {
+        count.messages += link.messagesSent;
+        count.bytes += link.bytesSent;
+      }
+    }
+    return counts;
   }
 
   /** The device serving `peer`, or undefined. */
@@ -154,6 +191,8 @@ export class Engine implements DeviceHost, CallTracker {
     const link = this.links[peer];
     if (link === undefined) return rejected(new TransportError(`${operation}: no device connects endpoint ${this.rank} to endpoint ${peer}`));
     if (link.failure) return rejected(this.callFailure(link.failure, `${operation} to rank ${frame.destination} of group '${route.name}'`));
+    link.messagesSent += 1;
+    link.bytesSent += frame.size;
     if (link.blocked.length === 0 && mode !== SendMode.Synchronous && frame.size <= link.device.copyLimit && this.eagerFits(link, frame.size)) {
       this.sendEager(link, frame, undefined);
       return RESOLVED;

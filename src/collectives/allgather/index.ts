@@ -7,6 +7,7 @@ import { allGatherBdeNonblocking } from './bde-nonblocking.js';
 import { allGatherBucketBlocking } from './bucket-blocking.js';
 import { allGatherBucketNonblocking } from './bucket-nonblocking.js';
 import { allGatherBruck } from './bruck.js';
+import { allGatherHierarchical } from './hierarchical.js';
 
 export const allGatherAlgorithms = {
   'gather-broadcast': { run: allGatherGatherBroadcast, keepsRankOrder: true },
@@ -16,4 +17,5 @@ export const allGatherAlgorithms = {
   'bucket-blocking': { run: allGatherBucketBlocking, keepsRankOrder: true },
   'bucket-nonblocking': { run: allGatherBucketNonblocking, keepsRankOrder: true },
   'bruck': { run: allGatherBruck, keepsRankOrder: true },
+  'hierarchical': { run: allGatherHierarchical, keepsRankOrder: true, hierarchical: true },
 } satisfies AlgorithmsOf<'allGather'>;

@@ -7,6 +7,7 @@ import { allReduceBdeBlocking } from './bde-blocking.js';
 import { allReduceBdeNonBlocking } from './bde-nonblocking.js';
 import { allReduceRabenseifner } from './rabenseifner.js';
 import { allReduceRing } from './ring.js';
+import { allReduceHierarchical } from './hierarchical.js';
 
 export const allReduceAlgorithms = {
   'reduce-broadcast': { run: allReduceReduceBroadcast, keepsRankOrder: true },
@@ -16,4 +17,5 @@ export const allReduceAlgorithms = {
   'bde-nonblocking': { run: allReduceBdeNonBlocking, keepsRankOrder: true },
   'rabenseifner': { run: allReduceRabenseifner, keepsRankOrder: true },
   'ring': { run: allReduceRing, keepsRankOrder: false },
+  'hierarchical': { run: allReduceHierarchical, keepsRankOrder: false, hierarchical: true },
 } satisfies AlgorithmsOf<'allReduce'>;

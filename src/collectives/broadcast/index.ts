@@ -7,6 +7,7 @@ import { broadcastFourAry } from './four-ary.js';
 import { broadcastMst } from './mst.js';
 import { broadcastPipelineChain } from './pipeline-chain.js';
 import { broadcastScatterAllgather } from './scatter-allgather.js';
+import { broadcastHierarchical } from './hierarchical.js';
 
 export const broadcastAlgorithms = {
   'binomial': { run: broadcastBinomial, keepsRankOrder: true },
@@ -16,4 +17,5 @@ export const broadcastAlgorithms = {
   'mst': { run: broadcastMst, keepsRankOrder: true },
   'pipeline-chain': { run: broadcastPipelineChain, keepsRankOrder: true },
   'scatter-allgather': { run: broadcastScatterAllgather, keepsRankOrder: true },
+  'hierarchical': { run: broadcastHierarchical, keepsRankOrder: true, hierarchical: true },
 } satisfies AlgorithmsOf<'broadcast'>;
