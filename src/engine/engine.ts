@@ -55,7 +55,9 @@ export interface PeerPlan {
 
 /** Messages sent and their bytes (bodies, without frame headers). */
 export interface MessageCount {
+  /** Messages sent. */
   messages: number;
+  /** Their bytes (bodies, without frame headers). */
   bytes: number;
 }
 
