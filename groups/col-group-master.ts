@@ -36,6 +36,7 @@ import { LocalDevice } from '../transport/local/local-device.js';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
 import { Selector } from '../src/collectives/selection.js';
 import { TraceFile } from '../src/trace-file.js';
+import { COORDINATOR_ANNOUNCEMENT } from '../src/output.js';
 import { EXIT_ABORTED_ELSEWHERE, coordinatorOfThisThread, exitEndpoint, startWorkerThreads, writeStderr, threadMemory, threadRankOfThisThread } from '../src/threads.js';
 
 interface Address {
@@ -595,15 +596,21 @@ function place(options: MasterOptions, config: Config): Placement {
   return { processRank: launch.processRank, processCount: launch.processCount, threadRank, threadCount, coordinator, allLocal: launch.allLocal, jobKey: launch.jobKey };
 }
 
-/** Writes `host:port` to `file` atomically, so a reader never sees half of it. */
+/** Writes `host:port` to `file` atomically, so a reader never sees half of it; `-` announces it on stdout to the launcher. */
 function publishAddress(file: string, address: Address): void {
+  const text = `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
+  if (file === '-') {
+    process.stdout.write(`${COORDINATOR_ANNOUNCEMENT}${text}\n`);
+    return;
+  }
   const partial = `${file}.${process.pid}.partial`;
-  fs.writeFileSync(partial, `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`);
+  fs.writeFileSync(partial, text);
   fs.renameSync(partial, file);
 }
 
 /** Waits (polling, bounded by `timeoutMs`) for process 0 to publish its coordinator's address. */
 async function readPublishedAddress(file: string, timeoutMs: number): Promise<Address> {
+  if (file === '-') throw new ConfigError('CCJS_COORDINATOR=file:- makes process 0 announce its coordinator to the launcher; the other processes need its host:port');
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

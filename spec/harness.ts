@@ -143,11 +143,16 @@ export interface ScenarioRun {
  * scenario `name` of spec/scenarios/ with `args`; resolves with each endpoint's result, by
  * endpoint rank. A failing endpoint fails the job, and this rejects with its output.
  */
-export async function runScenario(processes: number, threads: number, name: string, args: object = {}, env: NodeJS.ProcessEnv = {}, timeoutMs = 100_000): Promise<ScenarioRun> {
+export function runScenario(processes: number, threads: number, name: string, args: object = {}, env: NodeJS.ProcessEnv = {}, timeoutMs = 100_000): Promise<ScenarioRun> {
+  return runScenarioWith(['-n', String(processes), '--threads', String(threads)], name, args, env, timeoutMs);
+}
+
+/** runScenario with ccjrun's options as given (e.g. --hosts and --launch-agent). */
+export async function runScenarioWith(ccjrunOptions: readonly string[], name: string, args: object = {}, env: NodeJS.ProcessEnv = {}, timeoutMs = 100_000): Promise<ScenarioRun> {
   // A job that hangs says where before it is stopped (within mocha's 120 s), in the error below.
   const watchdog = { CCJS_WATCHDOG_MS: String(Math.min(30_000, timeoutMs / 3)) };
-  const result = await run(process.execPath, [ccjrun, '-n', String(processes), '--threads', String(threads), fixture('scenario'), name, JSON.stringify(args)], { ...watchdog, ...env }, timeoutMs);
-  if (result.code !== 0) throw new Error(`job '${name}' on ${processes} process(es) × ${threads} thread(s) exited with ${result.code ?? result.signal}:\n${result.stderr.slice(-4000)}`);
+  const result = await run(process.execPath, [ccjrun, ...ccjrunOptions, fixture('scenario'), name, JSON.stringify(args)], { ...watchdog, ...env }, timeoutMs);
+  if (result.code !== 0) throw new Error(`job '${name}' (ccjrun ${ccjrunOptions.join(' ')}) exited with ${result.code ?? result.signal}:\n${result.stderr.slice(-4000)}`);
   const results: unknown[] = [];
   for (const line of result.stdout.split('\n')) {
     const match = /^\[(\d+)\] RESULT (.*)$/.exec(line);

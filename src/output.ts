@@ -9,6 +9,12 @@ import { Transform, type TransformCallback } from 'node:stream';
 export const MARKER_START = '\x1e';
 export const MARKER_END = '\x1f';
 
+/**
+ * The line by which process 0 announces its coordinator's `host:port` on stdout
+ * (`CCJS_COORDINATOR=file:-`), for a launcher that starts the other processes once it knows it.
+ */
+export const COORDINATOR_ANNOUNCEMENT = `${MARKER_START}coordinator${MARKER_END}`;
+
 /** Rewrites a stream line by line; a last line without newline is completed at the end. */
 export function lineTransform(rewrite: (line: Buffer) => Buffer): Transform {
   const newline = 0x0a; // one byte in UTF-8 and never part of a multi-byte character

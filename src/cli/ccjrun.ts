@@ -1,27 +1,38 @@
 /**
- * ccjrun: runs one ccjs job of N Node.js processes on this machine, each with T endpoints (its
- * main thread and T − 1 worker threads, --threads). Each process gets CCJS_RANK/CCJS_SIZE/
+ * ccjrun: runs one ccjs job of N Node.js processes, on this machine or on the hosts of --hosts /
+ * --hostfile (started through a launch agent called like ssh), each with T endpoints (its main
+ * thread and T − 1 worker threads, --threads). Each process gets CCJS_RANK/CCJS_SIZE/
  * CCJS_COORDINATOR; output lines are prefixed with the "[rank] " of the endpoint that wrote them;
  * when one process fails, the others are stopped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
+import type { Transform } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
-import { endpointPrefixer } from '../output.js';
+import { COORDINATOR_ANNOUNCEMENT, endpointPrefixer, lineTransform } from '../output.js';
 import { EXIT_ABORTED_ELSEWHERE } from '../threads.js';
+import { isThisHost, parseHostfile, parseHostList, placeProcesses } from './hosts.js';
+import { REMOTE_ENTRY, encodeRemoteSpec } from './remote.js';
 
 const TRANSPORTS = ['auto', 'local', 'tcp', 'shm', 'ucx'] as const;
 
 const USAGE = `Usage: ccjrun -n <processes> [options] <script> [args...]
 
-Runs <script> as <processes> Node.js processes on this machine, forming one ccjs job.
+Runs <script> as <processes> Node.js processes, forming one ccjs job: on this machine, or on
+the hosts of --hosts / --hostfile.
 
 Options:
-  -n, -np, --np <count>   number of processes (required; also -n4, --np=4)
+  -n, -np, --np <count>   number of processes (required unless hosts are given: then all slots;
+                          also -n4, --np=4)
+  -H, --hosts <list>      hosts and their slots, e.g. a:2,b:2 (as mpirun's -H); processes fill
+                          each host's slots in turn
+  --hostfile <file>       the same, one host per line: "name", "name slots=N" or "name:N"
+  --launch-agent <cmd>    how to start a process on another host: <cmd> HOST command args...
+                          (default: ssh); this machine's own name and localhost start directly
   --transport <device>    ${TRANSPORTS.join(' | ')} (sets CCJS_TRANSPORT)
   --threads <count>       endpoints per process: the script also runs in count − 1 worker
                           threads of each process, each with its own master (sets CCJS_THREADS)
@@ -42,6 +53,10 @@ const SIGNAL_EXIT_BASE = 128;
 interface JobOptions {
   processCount: number;
   threadCount: number;
+  /** The host of each process; undefined: all on this machine. */
+  hosts: string[] | undefined;
+  /** The launch agent's command words (`ssh` by default). */
+  launchAgent: string[];
   /** The resolved file to run. */
   script: string;
   scriptArguments: string[];
@@ -49,12 +64,16 @@ interface JobOptions {
   environment: Record<string, string>;
 }
 
-type ValueOption = 'processes' | 'transport' | 'threads' | 'timeout';
+type ValueOption = 'processes' | 'transport' | 'threads' | 'timeout' | 'hosts' | 'hostfile' | 'launchAgent';
 
 const OPTION_NAMES: Record<string, ValueOption> = {
   '-n': 'processes',
   '-np': 'processes',
   '--np': 'processes',
+  '-H': 'hosts',
+  '--hosts': 'hosts',
+  '--hostfile': 'hostfile',
+  '--launch-agent': 'launchAgent',
   '--transport': 'transport',
   '--threads': 'threads',
   '--timeout': 'timeout',
@@ -80,8 +99,14 @@ function parseArguments(argv: readonly string[]): JobOptions | null {
     values[option] = value;
   }
   const [script, ...scriptArguments] = argv.slice(index);
-  if (values.processes === undefined) throw new ConfigError('the number of processes is missing (-n <count>)');
+  if (values.hosts !== undefined && values.hostfile !== undefined) throw new ConfigError('give the hosts either with --hosts or with --hostfile, not both');
+  const hostSlots = values.hosts !== undefined ? parseHostList(values.hosts) : values.hostfile !== undefined ? parseHostfile(readHostfile(values.hostfile), values.hostfile) : undefined;
+  const allSlots = hostSlots?.reduce((sum, { slots }) => sum + slots, 0);
+  if (values.processes === undefined && allSlots === undefined) throw new ConfigError('the number of processes is missing (-n <count>)');
   if (script === undefined) throw new ConfigError('the script to run is missing');
+  const processCount = values.processes === undefined ? (allSlots as number) : parseCount('-n', values.processes);
+  const launchAgent = (values.launchAgent ?? 'ssh').split(/\s+/).filter((word) => word !== '');
+  if (launchAgent.length === 0) throw new ConfigError('--launch-agent needs a command');
 
   const environment: Record<string, string> = {};
   if (values.transport !== undefined) {
@@ -93,12 +118,22 @@ function parseArguments(argv: readonly string[]): JobOptions | null {
   if (values.threads !== undefined) environment.CCJS_THREADS = String(parseCount('--threads', values.threads));
   if (values.timeout !== undefined) environment.CCJS_TIMEOUT_MS = String(parseCount('--timeout', values.timeout));
   return {
-    processCount: parseCount('-n', values.processes),
+    processCount,
     threadCount: values.threads === undefined ? 1 : parseCount('--threads', values.threads),
+    hosts: hostSlots === undefined ? undefined : placeProcesses(hostSlots, processCount),
+    launchAgent,
     script: resolveScript(script, process.cwd()),
     scriptArguments,
     environment,
   };
+}
+
+function readHostfile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`hostfile ${file} cannot be read: ${(error as Error).message}`);
+  }
 }
 
 /** `--name=value` and `-n4` carry their value inline. */
@@ -191,20 +226,26 @@ function signalExitCode(signal: NodeJS.Signals): number {
   return SIGNAL_EXIT_BASE + osConstants.signals[signal];
 }
 
+/** Passes a process's stdout on, taking out the line that announces its coordinator. */
+function coordinatorListener(announced: (address: string) => void): Transform {
+  const marker = Buffer.from(COORDINATOR_ANNOUNCEMENT);
+  return lineTransform((line) => {
+    if (!line.subarray(0, marker.length).equals(marker)) return line;
+    announced(line.subarray(marker.length).toString().trim());
+    return Buffer.alloc(0);
+  });
+}
+
 /** Runs the job to its end and returns ccjrun's exit code. */
 async function runJob(options: JobOptions): Promise<number> {
-  // Rank 0 listens on a port of the kernel's choosing and publishes it in this file: picking a
-  // free port here and handing it over would race with every other program choosing ports.
-  const rendezvous = mkdtempSync(path.join(tmpdir(), 'ccjrun-'));
-  process.on('exit', () => rmSync(rendezvous, { recursive: true, force: true }));
-  const jobEnvironment = {
+  const onHosts = options.hosts?.some((host) => !isThisHost(host)) === true;
+  const jobEnvironment: Record<string, string | undefined> = {
     ...process.env,
     ...options.environment,
     CCJS_SIZE: String(options.processCount),
-    CCJS_COORDINATOR: `file:${path.join(rendezvous, 'coordinator')}`,
     CCJS_JOB_ID: `ccjrun-${randomUUID()}`,
     // Every rank runs on this host: keep the job's sockets on loopback unless told otherwise.
-    CCJS_INTERFACE: process.env.CCJS_INTERFACE ?? '127.0.0.1',
+    CCJS_INTERFACE: process.env.CCJS_INTERFACE ?? (onHosts ? undefined : '127.0.0.1'),
     // Worker threads mark their lines with their endpoint rank, which the prefixer below shows.
     CCJS_OUTPUT_MARKERS: '1',
   };
@@ -221,7 +262,10 @@ async function runJob(options: JobOptions): Promise<number> {
   };
 
   const { threadCount } = options;
-  const processName = (rank: number): string => (threadCount === 1 ? `rank ${rank}` : `process ${rank} (endpoints ${rank * threadCount}..${rank * threadCount + threadCount - 1})`);
+  const processName = (rank: number): string => {
+    const name = threadCount === 1 ? `rank ${rank}` : `process ${rank} (endpoints ${rank * threadCount}..${rank * threadCount + threadCount - 1})`;
+    return options.hosts === undefined ? name : `${name} on ${options.hosts[rank]}`;
+  };
   // A rank stopping because the job was aborted elsewhere is not named: the rank where the failure
   // started exits too (with 1), soon; only if it does not are the others stopped.
   let abortedElsewhere: NodeJS.Timeout | undefined;
@@ -250,14 +294,24 @@ async function runJob(options: JobOptions): Promise<number> {
   const killLeftovers = (): void => running.forEach((child) => child.kill('SIGKILL'));
   process.on('exit', killLeftovers);
 
-  const ranksClosed = Array.from({ length: options.processCount }, (_, rank) => {
-    const child = spawn(process.execPath, [options.script, ...options.scriptArguments], {
-      env: { ...jobEnvironment, CCJS_RANK: String(rank) },
-      // Like mpirun, only rank 0 reads ccjrun's stdin.
-      stdio: [rank === 0 ? 'inherit' : 'ignore', 'pipe', 'pipe'],
-    });
+  /** Starts process `rank` with its coordinator setting; resolves once its output is drained. */
+  const startProcess = (rank: number, coordinator: string, announced?: (address: string) => void): Promise<void> => {
+    const environment = { ...jobEnvironment, CCJS_RANK: String(rank), CCJS_COORDINATOR: coordinator };
+    const host = options.hosts?.[rank];
+    const local = host === undefined || isThisHost(host);
+    const child = local
+      ? spawn(process.execPath, [options.script, ...options.scriptArguments], {
+          env: environment,
+          // Like mpirun, only rank 0 reads ccjrun's stdin.
+          stdio: [rank === 0 ? 'inherit' : 'ignore', 'pipe', 'pipe'],
+        })
+      : spawn(options.launchAgent[0] as string, [...options.launchAgent.slice(1), host, process.execPath, REMOTE_ENTRY, encodeRemoteSpec(remoteSpec(environment))], {
+          // A remote process watches its stdin: it ends when this launcher does.
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
     running.add(child);
-    child.stdout?.pipe(endpointPrefixer(rank * threadCount)).pipe(process.stdout, { end: false });
+    const stdout = announced === undefined ? child.stdout : child.stdout?.pipe(coordinatorListener(announced));
+    stdout?.pipe(endpointPrefixer(rank * threadCount)).pipe(process.stdout, { end: false });
     child.stderr?.pipe(endpointPrefixer(rank * threadCount)).pipe(process.stderr, { end: false });
     return new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
@@ -267,7 +321,7 @@ async function runJob(options: JobOptions): Promise<number> {
       // 'close' comes after 'exit' once the output pipes are drained.
       child.once('close', () => resolve());
       child.on('error', (error) => {
-        process.stderr.write(`ccjrun: ${processName(rank)}: ${error.message}\n`);
+        process.stderr.write(`ccjrun: ${processName(rank)}${local ? '' : ` (via ${options.launchAgent.join(' ')} ${host})`}: ${error.message}\n`);
         if (child.pid === undefined) {
           // It never started, so no 'exit' will follow ('close' still does).
           running.delete(child);
@@ -275,7 +329,32 @@ async function runJob(options: JobOptions): Promise<number> {
         }
       });
     });
+  };
+  const remoteSpec = (environment: Record<string, string | undefined>) => ({
+    cwd: process.cwd(),
+    // What the job needs, not this shell's whole environment: the other host has its own.
+    env: Object.fromEntries(Object.entries(environment).filter((entry): entry is [string, string] => entry[1] !== undefined && /^(CCJS_|UCX_|NODE_OPTIONS$)/.test(entry[0]))),
+    script: options.script,
+    args: options.scriptArguments,
   });
+
+  const others = Array.from({ length: options.processCount - 1 }, (_, index) => index + 1);
+  let ranksClosed: Promise<void>[];
+  if (!onHosts) {
+    // Rank 0 listens on a port of the kernel's choosing and publishes it in this file: picking a
+    // free port here and handing it over would race with every other program choosing ports.
+    const rendezvous = mkdtempSync(path.join(tmpdir(), 'ccjrun-'));
+    process.on('exit', () => rmSync(rendezvous, { recursive: true, force: true }));
+    const coordinator = `file:${path.join(rendezvous, 'coordinator')}`;
+    ranksClosed = [0, ...others].map((rank) => startProcess(rank, coordinator));
+  } else {
+    // No file system is shared: rank 0 announces its coordinator on stdout, then the others start.
+    let announce: (address: string) => void = () => {};
+    const address = new Promise<string>((resolve) => (announce = resolve));
+    const first = startProcess(0, 'file:-', announce);
+    const started = await Promise.race([address, first.then(() => undefined)]);
+    ranksClosed = [first, ...(started === undefined || exitCode !== undefined ? [] : others.map((rank) => startProcess(rank, started)))];
+  }
   await Promise.all(ranksClosed);
 
   clearTimeout(killTimer);
