@@ -85,7 +85,7 @@ export class Coordinator {
   /** Resolves once every endpoint said goodbye or was lost, then stops listening. */
   async close(): Promise<void> {
     await this.allGonePromise;
-    for (const record of this.groups.values()) for (const timer of record.waiters.values()) clearTimeout(timer);
+    this.stopWaiting();
     for (const channel of this.channels.values()) channel.socket.end();
     this.gatekeeper.close();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -97,6 +97,7 @@ export class Coordinator {
    */
   async forceClose(reason: unknown): Promise<void> {
     const message = reason instanceof Error ? reason.message : String(reason);
+    this.stopWaiting();
     for (const channel of this.channels.values()) {
       channel.send({ type: 'gaveUp', timeout: reason instanceof TimeoutError, message });
       channel.socket.end();
@@ -105,6 +106,10 @@ export class Coordinator {
     }
     this.gatekeeper.close();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private stopWaiting(): void {
+    for (const record of this.groups.values()) for (const timer of record.waiters.values()) clearTimeout(timer);
   }
 
   /** An authenticated connection: it must say hello before anything else. */

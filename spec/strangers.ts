@@ -43,7 +43,7 @@ export function authenticated(port: number, secret: Buffer): Promise<net.Socket>
 
 /** A length-prefixed control frame holding `value` as msgpack. */
 export function controlFrame(value: unknown): Buffer {
-  const body = encode(value);
+  const body = encode(value, { useBigInt64: true });
   const frame = Buffer.alloc(4 + body.byteLength);
   frame.writeUInt32LE(body.byteLength, 0);
   frame.set(body, 4);
