@@ -5,6 +5,7 @@
  * then getGroup(name, n).
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
@@ -37,6 +38,7 @@ import { TcpDevice } from '../transport/tcp/tcp-device.js';
 import { Selector } from '../src/collectives/selection.js';
 import { TraceFile } from '../src/trace-file.js';
 import { COORDINATOR_ANNOUNCEMENT } from '../src/output.js';
+import { resolveSecret } from '../src/security/secret.js';
 import { EXIT_ABORTED_ELSEWHERE, coordinatorOfThisThread, exitEndpoint, startWorkerThreads, writeStderr, threadMemory, threadRankOfThisThread } from '../src/threads.js';
 
 interface Address {
@@ -192,12 +194,16 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const identity = hostIdentity(config);
     // Opened before anything is started, so that a trace file it cannot write leaves nothing behind.
     const traceFile = config.traceFile === undefined ? undefined : new TraceFile(config.traceFile, { rank, size, processRank, threadRank, host: identity.name });
+    const dataHost = listenHost(config, placement.allLocal);
     const coordinatorBinding =
-      'file' in placement.coordinator ? { host: listenHost(config, placement.allLocal), port: 0 } : { host: bindHost(placement.coordinator.host), port: placement.coordinator.port };
-    const coordinator = rank === 0 ? await Coordinator.start(coordinatorBinding.host, coordinatorBinding.port, processCount, threadCount, placement.jobKey) : undefined;
+      'file' in placement.coordinator ? { host: dataHost, port: 0 } : { host: bindHost(placement.coordinator.host, dataHost), port: placement.coordinator.port };
+    // Without a secret of its own, only a job that stays on loopback may start (with a derived one).
+    const exposed = [coordinatorBinding.host, ...(size > 1 ? [dataHost] : [])].find((host) => !isLoopback(host));
+    const secret = resolveSecret(process.env, placement.jobKey, exposed);
+    const coordinator = rank === 0 ? await Coordinator.start(coordinatorBinding.host, coordinatorBinding.port, processCount, threadCount, placement.jobKey, secret, config.timeoutMs) : undefined;
     if (coordinator && 'file' in placement.coordinator) publishAddress(placement.coordinator.file, { host: coordinatorBinding.host, port: coordinator.port });
     let world: World | undefined;
-    const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: listenHost(config, placement.allLocal), timeoutMs: config.timeoutMs, jobId: () => world?.jobId }) : undefined;
+    const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: dataHost, timeoutMs: config.timeoutMs, jobId: () => world?.jobId, secret }) : undefined;
     const native = shmNative();
     const shm =
       size > 1
@@ -246,7 +252,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
         const where = `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
         startWorkerThreads(threadCount, config.shmRingBytes, where, (thread) => processRank * threadCount + thread, process.env.CCJS_OUTPUT_MARKERS === '1');
       }
-      ({ client, world } = await CoordinatorClient.connect(address.host, address.port, hello, config.timeoutMs, events));
+      ({ client, world } = await CoordinatorClient.connect(address.host, address.port, hello, config.timeoutMs, events, secret));
       const known = world;
       choices = chooseDevices(known, rank, rules, unavailability(ucx, ucxUnbuilt));
       tellOnce(choices, threadRank);
@@ -259,7 +265,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
       await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine), shm?.connect(served('shm'), engine), ucx?.connect(served('ucx'), engine)]);
     } catch (error) {
       traceFile?.close();
-      await Promise.allSettled([tcp?.close(), shm?.close(), ucx?.close(), coordinator?.forceClose()]);
+      await Promise.allSettled([tcp?.close(), shm?.close(), ucx?.close(), coordinator?.forceClose(error)]);
       throw error;
     }
     const serializer = createSerializer(config.serializer, { outOfBandThreshold: config.outOfBandThreshold, strict: config.strictSerialization });
@@ -623,9 +629,12 @@ async function readPublishedAddress(file: string, timeoutMs: number): Promise<Ad
   }
 }
 
-/** The coordinator listens on all interfaces unless the job stays on this host. */
-function bindHost(host: string): string {
-  return isLoopback(host) ? host : '0.0.0.0';
+/**
+ * The coordinator listens only where its address points: that address when it is one (of this
+ * host; listening fails otherwise), else, for a host name, the job's chosen interface.
+ */
+function bindHost(host: string, chosenInterface: string): string {
+  return net.isIP(host) !== 0 || isLoopback(host) ? host : chosenInterface;
 }
 
 /** CCJS_INTERFACE may be an address or an interface name; otherwise loopback or the first external IPv4. */

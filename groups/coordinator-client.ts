@@ -1,13 +1,16 @@
 /**
  * An endpoint's side of the coordinator connection: it introduces the endpoint, learns the world
  * (every endpoint with its address records), and turns join/get/abort/dump into control messages
- * and their answers.
+ * and their answers. The connection authenticates first, and what the coordinator sends is checked
+ * (groups/control-messages.ts) before use.
  */
 import net from 'node:net';
 import { ControlChannel } from './control-channel.js';
-import type { ControlMessage, Hello, MemberAddress } from './control-channel.js';
+import type { FromCoordinator, Hello, MemberAddress, ToCoordinator } from './control-channel.js';
+import { parseFromCoordinator, worldFrameLimit } from './control-messages.js';
 import type { World } from '../src/engine/endpoints.js';
-import { ConfigError, GroupError, PeerLostError, TimeoutError } from '../src/errors.js';
+import { ConfigError, GroupError, PeerLostError, TimeoutError, TransportError } from '../src/errors.js';
+import { authenticate, handshakeDeadline } from '../src/security/handshake.js';
 
 export interface GroupDescription {
   readonly name: string;
@@ -28,6 +31,8 @@ interface PendingGet {
 }
 
 const RETRY_MS = 50;
+/** How long a process whose world did not form waits for the coordinator to say who is missing. */
+const MISSING_ANSWER_MS = 1000;
 
 export class CoordinatorClient {
   /** Groups known to be active, so that joining one fails at once. */
@@ -36,37 +41,86 @@ export class CoordinatorClient {
   /** Joins the coordinator refused, reported by the next getGroup of that group. */
   private readonly refusedJoins = new Map<string, string>();
   private world: { resolve: (world: World) => void; reject: (error: Error) => void } | undefined;
+  /** The coordinator's answer to 'missing', awaited by a world that did not form in time. */
+  private missingAnswer: ((message: string) => void) | undefined;
+  /** Why the coordinator stopped before the world formed, as it said. */
+  private gaveUp: Extract<FromCoordinator, { type: 'gaveUp' }> | undefined;
+  /** A message from the coordinator that failed its check (the connection was closed for it). */
+  private badMessage: Error | undefined;
   private saidBye = false;
   /** Set by `connect` once the socket is up. */
-  private channel: ControlChannel | undefined;
+  private channel: ControlChannel<FromCoordinator, ToCoordinator> | undefined;
 
   private constructor(
     private readonly channelSocket: net.Socket,
     private readonly events: CoordinatorEvents,
+    /** host:port of the coordinator, for messages. */
+    private readonly where: string,
+    /** "process 2" or "process 2 thread 1", for messages. */
+    private readonly who: string,
   ) {}
 
   /**
-   * Connects (retrying until `timeoutMs`: process 0 may not listen yet), says hello, and
-   * resolves with the client and the job's world once every process has said hello.
+   * Connects (retrying until `timeoutMs`: process 0 may not listen yet), proves it knows the job
+   * `secret`, says hello, and resolves with the client and the job's world once every process has
+   * said hello.
    */
-  static async connect(host: string, port: number, hello: Hello, timeoutMs: number, events: CoordinatorEvents): Promise<{ client: CoordinatorClient; world: World }> {
+  static async connect(host: string, port: number, hello: Hello, timeoutMs: number, events: CoordinatorEvents, secret: Buffer): Promise<{ client: CoordinatorClient; world: World }> {
     const deadline = Date.now() + timeoutMs;
+    const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const who = hello.threadCount === 1 ? `process ${hello.processRank}` : `process ${hello.processRank} thread ${hello.threadRank}`;
     const socket = await connectWithRetry(host, port, deadline);
-    const client = new CoordinatorClient(socket, events);
-    const channel = new ControlChannel(socket, (message) => client.handle(message));
+    try {
+      await authenticate(socket, secret, 'client', Math.max(1, Math.min(handshakeDeadline(timeoutMs), deadline - Date.now())));
+    } catch (error) {
+      throw new ConfigError(
+        `${who}: the coordinator at ${where} did not accept this process (${(error as Error).message}); ` +
+          'every process of a job needs the same job secret (CCJS_SECRET or CCJS_SECRET_FILE; ccjrun, and launchers on one host, provide one)',
+        { cause: error },
+      );
+    }
+    const client = new CoordinatorClient(socket, events, where, who);
+    const job = { processCount: hello.processCount, threadCount: hello.threadCount };
+    const channel: ControlChannel<FromCoordinator, ToCoordinator> = new ControlChannel(socket, {
+      parse: (value) => parseFromCoordinator(value, job),
+      maxFrameBytes: worldFrameLimit(job.processCount * job.threadCount),
+      onMessage: (message) => client.handle(message),
+      onError: (error) => {
+        client.badMessage = error;
+        process.stderr.write(`ccjs: ${who} closed its connection to the coordinator at ${where}: ${error.message}\n`);
+      },
+    });
     client.channel = channel;
     const world = new Promise<World>((resolve, reject) => {
       client.world = { resolve, reject };
       const endpoints = hello.processCount * hello.threadCount;
-      const what = hello.threadCount === 1 ? `process ${hello.processRank}: not all ${hello.processCount} processes` : `process ${hello.processRank} thread ${hello.threadRank}: not all ${endpoints} endpoints`;
-      const timer = setTimeout(() => reject(new TimeoutError(`${what} reached the coordinator at ${host}:${port} within ${timeoutMs} ms`)), Math.max(0, deadline - Date.now()));
+      const what = hello.threadCount === 1 ? `not all ${hello.processCount} processes` : `not all ${endpoints} endpoints`;
+      const timer = setTimeout(() => {
+        // The coordinator knows who said hello: ask it (briefly) which ones are missing.
+        const answered = new Promise<string>((answer) => {
+          client.missingAnswer = answer;
+          setTimeout(() => answer('the coordinator did not say which are missing'), MISSING_ANSWER_MS).unref();
+        });
+        channel.send({ type: 'missing' });
+        void answered.then((missing) => reject(new TimeoutError(`${who}: ${what} reached the coordinator at ${where} within ${timeoutMs} ms: ${missing}`)));
+      }, Math.max(0, deadline - Date.now()));
       timer.unref();
-      socket.once('close', () => reject(new PeerLostError(`process ${hello.processRank}: the coordinator at ${host}:${port} closed the connection while the job was starting`, 0)));
+      socket.once('close', () => reject(client.startFailure()));
     });
     socket.on('error', () => {});
     socket.on('close', () => client.closed());
     channel.send({ type: 'hello', ...hello });
     return { client, world: await world };
+  }
+
+  /** Why the connection closed before the world formed. */
+  private startFailure(): Error {
+    if (this.gaveUp !== undefined) {
+      const message = `${this.who}: the coordinator at ${this.where} gave up: ${this.gaveUp.message}`;
+      return this.gaveUp.timeout ? new TimeoutError(message) : new TransportError(message);
+    }
+    if (this.badMessage !== undefined) return new TransportError(`${this.who}: the coordinator at ${this.where} sent a bad message: ${this.badMessage.message}`, { cause: this.badMessage });
+    return new PeerLostError(`${this.who}: the coordinator at ${this.where} closed the connection while the job was starting`, 0);
   }
 
   join(group: string, localId: number, order: number, key: number[] = []): void {
@@ -112,13 +166,19 @@ export class CoordinatorClient {
     });
   }
 
-  private handle(message: ControlMessage): void {
+  private handle(message: FromCoordinator): void {
     switch (message.type) {
       case 'world':
         this.world?.resolve({ jobId: message.jobId, processCount: message.processCount, threadCount: message.threadCount, endpoints: message.endpoints });
         return;
       case 'refused':
         this.world?.reject(new ConfigError(`the coordinator refused this process: ${message.message}`));
+        return;
+      case 'missing':
+        this.missingAnswer?.(message.message);
+        return;
+      case 'gaveUp':
+        this.gaveUp = message;
         return;
       case 'group':
         this.activeGroups.add(message.group);
@@ -142,8 +202,6 @@ export class CoordinatorClient {
       case 'dump':
         this.events.dump(message.endpointRank);
         return;
-      default:
-        return;
     }
   }
 
@@ -155,7 +213,7 @@ export class CoordinatorClient {
 
   private closed(): void {
     if (this.saidBye) return;
-    const message = 'the coordinator (process 0) was lost';
+    const message = this.gaveUp === undefined ? 'the coordinator (process 0) was lost' : `the coordinator at ${this.where} gave up: ${this.gaveUp.message}`;
     for (const [group, pending] of this.pendingGets) pending.reject(new PeerLostError(`getGroup('${group}') failed: ${message}`, 0));
     this.pendingGets.clear();
     this.events.lost(0, message);

@@ -3,14 +3,26 @@
  * every endpoint with its address records and hands each the world, collects joins, forms each
  * group once `numberOfMembers` have joined, gives it a job-wide context id and the same rank order
  * everywhere (endpoint rank, then addMember order), and relays losses, aborts and watchdog dumps.
+ * Every connection authenticates first (src/security/handshake.ts); every message is checked
+ * (groups/control-messages.ts) before use, and a bad one closes that connection only. Only
+ * endpoints it admitted (a valid hello) can be reported lost.
  */
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { ControlChannel } from './control-channel.js';
-import type { ControlMessage, MemberAddress } from './control-channel.js';
+import type { FromCoordinator, MemberAddress, ToCoordinator } from './control-channel.js';
+import { MAX_CONTROL_FRAME_BYTES, parseToCoordinator } from './control-messages.js';
 import type { EndpointInfo } from '../src/engine/endpoints.js';
 import { endpointLabel } from '../src/engine/endpoints.js';
-import { TransportError } from '../src/errors.js';
+import { TimeoutError, TransportError } from '../src/errors.js';
+import { Gatekeeper, handshakeDeadline } from '../src/security/handshake.js';
+
+type Channel = ControlChannel<ToCoordinator, FromCoordinator>;
+
+/** Connections still authenticating at once; a flood beyond it drops the oldest. */
+const MAX_UNAUTHENTICATED = 256;
+/** Endpoints named in one message at most. */
+const MAX_NAMED = 16;
 
 interface Join {
   readonly endpointRank: number;
@@ -28,7 +40,7 @@ interface GroupRecord {
 }
 
 export class Coordinator {
-  private readonly channels = new Map<number, ControlChannel>();
+  private readonly channels = new Map<number, Channel>();
   private readonly endpoints: (EndpointInfo | undefined)[];
   private readonly groups = new Map<string, GroupRecord>();
   private readonly gone = new Set<number>();
@@ -37,28 +49,33 @@ export class Coordinator {
   private nextContext = 1;
   private allGone: () => void = () => {};
   private readonly allGonePromise: Promise<void>;
+  private readonly gatekeeper: Gatekeeper;
 
   private constructor(
     private readonly server: net.Server,
     private readonly processCount: number,
     private readonly threadCount: number,
     private readonly jobKey: string,
+    secret: Buffer,
+    timeoutMs: number,
   ) {
     this.size = processCount * threadCount;
     this.endpoints = new Array(this.size).fill(undefined);
     this.allGonePromise = new Promise((resolve) => {
       this.allGone = resolve;
     });
-    server.on('connection', (socket) => this.accept(socket));
+    this.gatekeeper = new Gatekeeper({ what: 'the coordinator', secret, deadlineMs: handshakeDeadline(timeoutMs), maxPending: MAX_UNAUTHENTICATED, admit: (socket) => this.accept(socket) });
+    server.on('connection', (socket) => this.gatekeeper.accept(socket));
   }
 
-  static async start(host: string, port: number, processCount: number, threadCount: number, jobKey: string): Promise<Coordinator> {
+  /** Listens on `host` only (the job's chosen interface) for the endpoints of a job that knows `secret`. */
+  static async start(host: string, port: number, processCount: number, threadCount: number, jobKey: string, secret: Buffer, timeoutMs: number): Promise<Coordinator> {
     const server = net.createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) => reject(new TransportError(`coordinator cannot listen on ${host}:${port}: ${error.message}`, { cause: error })));
       server.listen(port, host, () => resolve());
     });
-    return new Coordinator(server, processCount, threadCount, jobKey);
+    return new Coordinator(server, processCount, threadCount, jobKey, secret, timeoutMs);
   }
 
   get port(): number {
@@ -68,29 +85,52 @@ export class Coordinator {
   /** Resolves once every endpoint said goodbye or was lost, then stops listening. */
   async close(): Promise<void> {
     await this.allGonePromise;
-    for (const record of this.groups.values()) for (const timer of record.waiters.values()) clearTimeout(timer);
+    this.stopWaiting();
     for (const channel of this.channels.values()) channel.socket.end();
+    this.gatekeeper.close();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  /** Stops at once (the job failed to start). */
-  async forceClose(): Promise<void> {
-    for (const channel of this.channels.values()) channel.socket.destroy();
+  /**
+   * Stops at once (process 0 failed to start the job with `reason`): the endpoints still waiting
+   * for the world are told that the coordinator gave up, and why.
+   */
+  async forceClose(reason: unknown): Promise<void> {
+    const message = reason instanceof Error ? reason.message : String(reason);
+    this.stopWaiting();
+    for (const channel of this.channels.values()) {
+      channel.send({ type: 'gaveUp', timeout: reason instanceof TimeoutError, message });
+      channel.socket.end();
+      // Ended gracefully so that the reason arrives; a peer that does not close its side is cut.
+      setTimeout(() => channel.socket.destroy(), 1000).unref();
+    }
+    this.gatekeeper.close();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  private stopWaiting(): void {
+    for (const record of this.groups.values()) for (const timer of record.waiters.values()) clearTimeout(timer);
+  }
+
+  /** An authenticated connection: it must say hello before anything else. */
   private accept(socket: net.Socket): void {
     let endpointRank = -1;
-    const channel = new ControlChannel(socket, (message) => {
-      if (message.type === 'hello') {
-        endpointRank = this.hello(channel, message);
-      } else if (endpointRank >= 0) {
-        this.handle(endpointRank, message);
-      }
+    const channel: Channel = new ControlChannel(socket, {
+      parse: (value) => parseToCoordinator(value, { processCount: this.processCount, threadCount: this.threadCount }),
+      maxFrameBytes: MAX_CONTROL_FRAME_BYTES,
+      onMessage: (message) => {
+        if (endpointRank >= 0) this.handle(endpointRank, channel, message);
+        else if (message.type === 'hello') endpointRank = this.hello(channel, message);
+        else throw new TransportError(`a '${message.type}' message came before hello`);
+      },
+      onError: (error) => {
+        const who = endpointRank >= 0 ? endpointLabel(endpointRank, this.threadCount) : `a peer that was not admitted (${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'})`;
+        process.stderr.write(`ccjs: the coordinator closed its connection with ${who}: ${error.message}\n`);
+      },
     });
-    socket.on('error', () => {});
     socket.on('close', () => {
-      if (endpointRank < 0 || this.gone.has(endpointRank)) return;
+      // Only an endpoint admitted on this very connection can be lost; a refused one never was.
+      if (endpointRank < 0 || this.channels.get(endpointRank) !== channel || this.gone.has(endpointRank)) return;
       this.leave(endpointRank);
       const message = `${endpointLabel(endpointRank, this.threadCount)} was lost (its control connection closed without close())`;
       this.broadcast({ type: 'lost', endpointRank, message }, endpointRank);
@@ -98,11 +138,11 @@ export class Coordinator {
   }
 
   /** Registers an endpoint; returns its rank, or -1 when it was refused. */
-  private hello(channel: ControlChannel, message: Extract<ControlMessage, { type: 'hello' }>): number {
+  private hello(channel: Channel, message: Extract<ToCoordinator, { type: 'hello' }>): number {
     const rank = message.processRank * this.threadCount + message.threadRank;
     const refusal =
       message.jobKey !== this.jobKey
-        ? `the coordinator at this address serves job '${this.jobKey}', not job '${message.jobKey}'`
+        ? 'refused: this coordinator serves another job'
         : message.processCount !== this.processCount || message.processRank >= this.processCount
           ? `process ${message.processRank} of ${message.processCount} does not fit this job of ${this.processCount} processes`
           : message.threadCount !== this.threadCount || message.threadRank >= this.threadCount
@@ -124,8 +164,13 @@ export class Coordinator {
     return rank;
   }
 
-  private handle(endpointRank: number, message: ControlMessage): void {
+  private handle(endpointRank: number, channel: Channel, message: ToCoordinator): void {
     switch (message.type) {
+      case 'hello':
+        throw new TransportError(`${endpointLabel(endpointRank, this.threadCount)} said hello twice`);
+      case 'missing':
+        channel.send({ type: 'missing', message: this.missing() });
+        return;
       case 'join':
         this.join(endpointRank, message);
         return;
@@ -141,9 +186,28 @@ export class Coordinator {
       case 'bye':
         this.leave(endpointRank);
         return;
-      default:
-        return;
     }
+  }
+
+  /** Which endpoints have not said hello yet, for a world that did not form in time. */
+  private missing(): string {
+    const absent = [...this.endpoints.keys()].filter((rank) => !this.channels.has(rank));
+    const unit = this.threadCount === 1 ? 'processes' : 'endpoints';
+    return `${this.size - absent.length} of ${this.size} ${unit} reached it; missing: ${this.name(absent)}`;
+  }
+
+  /** Names endpoints, whole processes where all their endpoints are among them, at most MAX_NAMED. */
+  private name(ranks: readonly number[]): string {
+    const set = new Set(ranks);
+    const names: string[] = [];
+    for (const rank of ranks) {
+      const first = rank - (rank % this.threadCount);
+      const wholeProcess = [...Array(this.threadCount).keys()].every((thread) => set.has(first + thread));
+      if (!wholeProcess) names.push(endpointLabel(rank, this.threadCount));
+      else if (rank === first) names.push(`process ${rank / this.threadCount}`);
+    }
+    const more = names.length > MAX_NAMED ? ` and ${names.length - MAX_NAMED} more` : '';
+    return names.slice(0, MAX_NAMED).join(', ') + more;
   }
 
   private record(group: string): GroupRecord {
@@ -155,7 +219,7 @@ export class Coordinator {
     return record;
   }
 
-  private join(endpointRank: number, message: Extract<ControlMessage, { type: 'join' }>): void {
+  private join(endpointRank: number, message: Extract<ToCoordinator, { type: 'join' }>): void {
     const record = this.record(message.group);
     if (record.formed) {
       this.send(endpointRank, { type: 'groupError', group: message.group, timeout: false, message: `cannot join group '${message.group}': it is already active with ${record.formed.members.length} members` });
@@ -165,7 +229,7 @@ export class Coordinator {
     this.tryToForm(message.group, record);
   }
 
-  private get(endpointRank: number, message: Extract<ControlMessage, { type: 'get' }>): void {
+  private get(endpointRank: number, message: Extract<ToCoordinator, { type: 'get' }>): void {
     const record = this.record(message.group);
     const agreedSize = record.formed ? record.formed.members.length : record.size;
     if (agreedSize !== undefined && agreedSize !== message.size) {
@@ -188,12 +252,19 @@ export class Coordinator {
           type: 'groupError',
           group: message.group,
           timeout: true,
-          message: `group '${message.group}': only ${record.joins.length} of ${message.size} members joined within ${message.timeoutMs} ms`,
+          message: `group '${message.group}': only ${record.joins.length} of ${message.size} members joined within ${message.timeoutMs} ms${this.absentFrom(record)}`,
         });
       }, message.timeoutMs);
       record.waiters.set(endpointRank, timer);
     }
     this.tryToForm(message.group, record);
+  }
+
+  /** The endpoints from which no member joined (knowable: a group need not span every endpoint). */
+  private absentFrom(record: GroupRecord): string {
+    const joined = new Set(record.joins.map((join) => join.endpointRank));
+    const absent = [...this.endpoints.keys()].filter((rank) => !joined.has(rank));
+    return absent.length === 0 ? '' : `; no member joined from ${this.name(absent)}`;
   }
 
   private tryToForm(group: string, record: GroupRecord): void {
@@ -213,7 +284,7 @@ export class Coordinator {
     this.broadcast({ type: 'active', group });
   }
 
-  private answerWaiters(record: GroupRecord, message: ControlMessage): void {
+  private answerWaiters(record: GroupRecord, message: FromCoordinator): void {
     for (const [endpointRank, timer] of record.waiters) {
       clearTimeout(timer);
       this.send(endpointRank, message);
@@ -226,11 +297,11 @@ export class Coordinator {
     if (this.gone.size === this.size) this.allGone();
   }
 
-  private send(endpointRank: number, message: ControlMessage): void {
+  private send(endpointRank: number, message: FromCoordinator): void {
     this.channels.get(endpointRank)?.send(message);
   }
 
-  private broadcast(message: ControlMessage, except?: number): void {
+  private broadcast(message: FromCoordinator, except?: number): void {
     for (const [endpointRank, channel] of this.channels) if (endpointRank !== except && !this.gone.has(endpointRank)) channel.send(message);
   }
 }

@@ -126,9 +126,12 @@ describe('multi-process jobs', function () {
     const start = (rank: number, jobId: string) =>
       run(process.execPath, [ring, '1'], { CCJS_RANK: String(rank), CCJS_SIZE: '2', CCJS_COORDINATOR: coordinator, CCJS_JOB_ID: jobId, CCJS_TIMEOUT_MS: '3000' });
     const [owner, stranger] = await Promise.all([start(0, 'job-a'), new Promise((resolve) => setTimeout(resolve, 300)).then(() => start(1, 'job-b'))]);
+    // On loopback without CCJS_SECRET each job's secret derives from its key: the stranger cannot authenticate.
     expect(stranger.code).to.equal(1);
-    expect(stranger.stderr).to.match(/ConfigError: the coordinator refused this process: the coordinator at this address serves job 'job-a', not job 'job-b'/);
+    expect(stranger.stderr).to.match(/ConfigError: process 1: the coordinator at 127\.0\.0\.1:\d+ did not accept this process \(authentication failed/);
+    expect(stranger.stderr).not.to.include('job-a');
     expect(owner.code).to.equal(1);
-    expect(owner.stderr).to.match(/TimeoutError: process 0: not all 2 processes reached the coordinator/);
+    expect(owner.stderr).to.match(/ccjs: the coordinator refused a connection from 127\.0\.0\.1:\d+: authentication failed: the peer does not know the job secret/);
+    expect(owner.stderr).to.match(/TimeoutError: process 0: not all 2 processes reached the coordinator at 127\.0\.0\.1:\d+ within 3000 ms: 1 of 2 processes reached it; missing: process 1/);
   });
 });

@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import type { Transform } from 'node:stream';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -244,6 +244,9 @@ async function runJob(options: JobOptions): Promise<number> {
     ...options.environment,
     CCJS_SIZE: String(options.processCount),
     CCJS_JOB_ID: `ccjrun-${randomUUID()}`,
+    // A fresh secret per job: every connection of the job proves it knows it (docs/API.md, Security).
+    CCJS_SECRET: randomBytes(32).toString('hex'),
+    CCJS_SECRET_FILE: undefined,
     // Every rank runs on this host: keep the job's sockets on loopback unless told otherwise.
     CCJS_INTERFACE: process.env.CCJS_INTERFACE ?? (onHosts ? undefined : '127.0.0.1'),
     // Worker threads mark their lines with their endpoint rank, which the prefixer below shows.

@@ -1,8 +1,8 @@
 /**
  * The TCP device: one connection per pair of endpoints it serves, carrying the engine's frames in
- * order. The endpoint with the higher rank dials, the lower one accepts; the first frame on a
- * connection says who dialled and for which job. Everything else (matching, protocols, flow
- * control) is the engine's.
+ * order. The endpoint with the higher rank dials, the lower one accepts; every connection first
+ * passes the job's challenge–response (src/security/handshake.ts), then its first frame says who
+ * dialled and for which job. Everything else (matching, protocols, flow control) is the engine's.
  */
 import net from 'node:net';
 import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
@@ -10,6 +10,10 @@ import type { Frame } from '../../src/engine/frame.js';
 import { COALESCE_BYTES, Connection } from './connection.js';
 import type { ConnectionHandler } from './connection.js';
 import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
+import { Gatekeeper, authenticate, handshakeDeadline } from '../../src/security/handshake.js';
+
+/** Connections still authenticating at once; a flood beyond it drops the oldest. */
+const MAX_UNAUTHENTICATED = 256;
 
 export interface TcpDeviceOptions {
   readonly rank: number;
@@ -19,6 +23,8 @@ export interface TcpDeviceOptions {
   readonly timeoutMs: number;
   /** Connections presenting another job's id are refused (ports get reused between jobs). */
   readonly jobId: () => string | undefined;
+  /** The job secret every connection proves it knows. */
+  readonly secret: Buffer;
 }
 
 /** The record an endpoint publishes for this device. */
@@ -53,13 +59,16 @@ export class TcpDevice implements Device {
   private early: EarlyConnection[] = [];
   private linkEstablished: () => void = () => {};
   private closing = false;
+  private readonly gatekeeper: Gatekeeper;
 
   private constructor(
     private readonly options: TcpDeviceOptions,
     private readonly server: net.Server,
     readonly address: TcpAddress,
   ) {
-    server.on('connection', (socket) => this.accept(socket));
+    const what = `the tcp device of endpoint ${options.rank}`;
+    this.gatekeeper = new Gatekeeper({ what, secret: options.secret, deadlineMs: handshakeDeadline(options.timeoutMs), maxPending: MAX_UNAUTHENTICATED, admit: (socket) => this.accept(socket) });
+    server.on('connection', (socket) => this.gatekeeper.accept(socket));
   }
 
   /** Starts listening; peers learn `address` through the coordinator, then `connect` runs. */
@@ -116,25 +125,32 @@ export class TcpDevice implements Device {
     this.closing = true;
     await Promise.all([...this.connections.values()].map((connection) => connection.end()));
     for (const early of this.early) early.connection.socket.destroy();
+    this.gatekeeper.close();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
   private dial(rank: number, address: TcpAddress): Promise<void> {
     return new Promise((resolve, reject) => {
       const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
-      socket.once('error', (error) => reject(new TransportError(`tcp device: cannot connect to endpoint ${rank} at ${address.host}:${address.port}: ${error.message}`, { cause: error })));
+      const where = `endpoint ${rank} at ${address.host}:${address.port}`;
+      socket.once('error', (error) => reject(new TransportError(`tcp device: cannot connect to ${where}: ${error.message}`, { cause: error })));
       socket.once('connect', () => {
         this.tune(socket);
-        const connection = new Connection(socket, this.handlerFor(rank));
-        connection.hello(this.options.rank, Buffer.from(this.options.jobId() ?? ''));
-        this.connections.set(rank, connection);
-        resolve();
+        authenticate(socket, this.options.secret, 'client', handshakeDeadline(this.options.timeoutMs)).then(
+          () => {
+            const connection = new Connection(socket, this.handlerFor(rank));
+            connection.hello(this.options.rank, Buffer.from(this.options.jobId() ?? ''));
+            this.connections.set(rank, connection);
+            resolve();
+          },
+          (error: Error) => reject(new TransportError(`tcp device: ${where} did not authenticate: ${error.message}`, { cause: error })),
+        );
       });
     });
   }
 
   /**
-   * An incoming connection says who it is in its first frame. A peer may learn the world, connect
+   * An authenticated incoming connection says who it is in its first frame. A peer may learn the world, connect
    * and even send before this endpoint has: such a connection and its frames wait until `connect`.
    */
   private accept(socket: net.Socket): void {
