@@ -8,6 +8,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -150,13 +151,15 @@ describe('jobs across hosts (three network namespaces)', function () {
     // One process per host, started through the agent as ccjrun would, but each on its own, so that
     // killing one host's processes leaves the others running.
     const coordinator = `${SUBNET}.1:${20_000 + (process.pid % 20_000)}`;
+    // Not on loopback, so the job needs a secret (ccjrun would make one).
+    const secret = randomBytes(32).toString('hex');
     const outputs = ['', '', ''];
     const children: ChildProcess[] = [];
     const ready = new Promise<void>((resolve) => {
       let announcements = 0;
       hosts.names.forEach((name, rank) => {
         const child = spawn(hosts.agent, [name, process.execPath, fixture('peer-loss')], {
-          env: { ...process.env, ...environment, CCJS_RANK: String(rank), CCJS_SIZE: '3', CCJS_THREADS: String(threads), CCJS_COORDINATOR: coordinator, CCJS_TIMEOUT_MS: String(timeoutMs) },
+          env: { ...process.env, ...environment, CCJS_SECRET: secret, CCJS_RANK: String(rank), CCJS_SIZE: '3', CCJS_THREADS: String(threads), CCJS_COORDINATOR: coordinator, CCJS_TIMEOUT_MS: String(timeoutMs) },
           stdio: ['ignore', 'pipe', 'inherit'],
         });
         child.stdout?.on('data', (chunk: Buffer) => {
