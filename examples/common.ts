@@ -9,7 +9,7 @@ import { blockRange } from '../dividable/index.js';
 // ---- random numbers ----
 
 /** mulberry32: a small, fast 32-bit generator; uniform numbers in [0, 1). */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -8,16 +8,14 @@
  * CCJS_FUZZ_SEED picks the random sequence (printed in the test title).
  */
 import { expect } from 'chai';
-import fs from 'node:fs';
 import type net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { decode } from '@msgpack/msgpack';
-import { fixture, freePort, spawnJob } from './harness.js';
 import type { SpawnedProcess } from './harness.js';
-import { authenticated, closesWithin, controlFrame, inParallel, listeningPorts, probe, sleep } from './strangers.js';
+import { authenticated, closesWithin, controlFrame, inParallel, probe, sleep, startGuardedJob } from './strangers.js';
+import type { GuardedJob } from './strangers.js';
 import { Coordinator } from '../groups/coordinator.js';
+import { mulberry32 } from '../examples/common.js';
 import { helloBytes } from '../transport/stream.js';
 
 const FULL = process.env.CCJS_FULL_FUZZ === '1';
@@ -30,22 +28,11 @@ const RSS_GROWTH_BOUND = 64 * 1024 * 1024;
 /** Every connection of the fuzzed job authenticates within min(timeoutMs, 10 s). */
 const TIMEOUT_MS = 5000;
 
-/** mulberry32: a small seeded generator, so that a failing sequence can be replayed. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Fuzzer {
   readonly random: () => number;
   constructor(seed: number) {
-    this.random = generator(seed);
+    this.random = mulberry32(seed);
   }
 
   int(below: number): number {
@@ -171,25 +158,17 @@ async function send(port: number, secret: Buffer, fuzzCase: Case): Promise<boole
 describe(`fuzzing a running job (seed ${SEED}${FULL ? ', full' : ''})`, function () {
   this.timeout(FULL ? 3_600_000 : 180_000);
   const secret = randomBytes(32);
-  const stopFile = path.join(os.tmpdir(), `ccjs-fuzzed-${process.pid}-${Date.now()}`);
+  let guarded: GuardedJob;
   let job: SpawnedProcess[] = [];
   let coordinatorPort = 0;
   let dataPort = 0;
 
   before(async () => {
-    coordinatorPort = await freePort();
-    job = await spawnJob(4, fixture('guarded'), [stopFile], { CCJS_SECRET: secret.toString('hex'), CCJS_COORDINATOR: `127.0.0.1:${coordinatorPort}`, CCJS_TRANSPORT: 'tcp', CCJS_TIMEOUT_MS: String(TIMEOUT_MS) });
-    for (let waited = 0; !job.every((spawned) => spawned.stdout.includes('READY')); waited += 50) {
-      if (waited > 30_000) throw new Error(`the job did not start: ${job.map((spawned) => spawned.stderr).join('\n')}`);
-      await sleep(50);
-    }
-    [dataPort] = listeningPorts((job[1] as SpawnedProcess).child.pid as number);
+    guarded = await startGuardedJob({ CCJS_SECRET: secret.toString('hex'), CCJS_TIMEOUT_MS: String(TIMEOUT_MS) });
+    ({ processes: job, coordinatorPort, dataPort } = guarded);
   });
 
-  after(() => {
-    for (const spawned of job) spawned.child.kill('SIGKILL');
-    fs.rmSync(stopFile, { force: true });
-  });
+  after(() => guarded?.kill());
 
   it(`holds ${IDLE_CONNECTIONS} idle and 20 half-greeting unauthenticated connections, closing each within its deadline + 1 s`, async () => {
     const started = Date.now();
@@ -225,7 +204,7 @@ describe(`fuzzing a running job (seed ${SEED}${FULL ? ', full' : ''})`, function
   });
 
   it('finishes with correct results, no false loss, and bounded memory in process 0', async () => {
-    fs.writeFileSync(stopFile, '');
+    guarded.finish();
     const codes = await Promise.all(job.map((spawned) => spawned.exited));
     expect(codes, job.map((spawned) => spawned.stderr.slice(-2000)).join('\n')).to.deep.equal([0, 0, 0, 0]);
     for (const spawned of job) {

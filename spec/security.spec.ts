@@ -10,9 +10,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { distRoot, fixture, freePort, run, spawnJob } from './harness.js';
+import { distRoot, freePort, run, spawnJob } from './harness.js';
 import type { SpawnedProcess } from './harness.js';
-import { authenticated, closesWithin, controlFrame, listeningPorts, probe, sleep } from './strangers.js';
+import { authenticated, closesWithin, controlFrame, probe, sleep, startGuardedJob } from './strangers.js';
+import type { GuardedJob } from './strangers.js';
 
 const ring = path.join(distRoot, 'examples', 'ring.js');
 const JOB_KEY = 'guarded-job-key-7f3a';
@@ -55,31 +56,17 @@ describe('authentication', function () {
 
   describe('strangers against a running job', () => {
     const secret = randomBytes(32);
-    const stopFile = path.join(os.tmpdir(), `ccjs-guarded-${process.pid}-${Date.now()}`);
+    let guarded: GuardedJob;
     let job: SpawnedProcess[] = [];
     let coordinatorPort = 0;
     let dataPort = 0;
 
     before(async () => {
-      coordinatorPort = await freePort();
-      job = await spawnJob(4, fixture('guarded'), [stopFile], {
-        CCJS_SECRET: secret.toString('hex'),
-        CCJS_COORDINATOR: `127.0.0.1:${coordinatorPort}`,
-        CCJS_JOB_ID: JOB_KEY,
-        CCJS_TRANSPORT: 'tcp',
-      });
-      for (let waited = 0; !job.every((spawned) => spawned.stdout.includes('READY')); waited += 50) {
-        if (waited > 30_000) throw new Error(`the job did not start: ${job.map((spawned) => spawned.stderr).join('\n')}`);
-        await sleep(50);
-      }
-      // Process 1 accepts tcp connections from processes 2 and 3; its only listening port is that device's.
-      [dataPort] = listeningPorts((job[1] as SpawnedProcess).child.pid as number);
+      guarded = await startGuardedJob({ CCJS_SECRET: secret.toString('hex'), CCJS_JOB_ID: JOB_KEY });
+      ({ processes: job, coordinatorPort, dataPort } = guarded);
     });
 
-    after(() => {
-      for (const spawned of job) spawned.child.kill('SIGKILL');
-      fs.rmSync(stopFile, { force: true });
-    });
+    after(() => guarded?.kill());
 
     for (const target of ['coordinator', 'tcp device'] as const) {
       it(`refuses, on the ${target} port, a peer without the secret, one with a wrong secret and a replayed handshake, revealing nothing`, async () => {
@@ -118,7 +105,7 @@ describe('authentication', function () {
     }
 
     it('finishes normally with correct results: nothing injected, nobody lost, the secret never printed', async () => {
-      fs.writeFileSync(stopFile, '');
+      guarded.finish();
       const codes = await Promise.all(job.map((spawned) => spawned.exited));
       expect(codes, job.map((spawned) => spawned.stderr).join('\n')).to.deep.equal([0, 0, 0, 0]);
       for (const spawned of job) {

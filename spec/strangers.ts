@@ -7,6 +7,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { encode } from '@msgpack/msgpack';
 import { authenticate } from '../src/security/handshake.js';
+import os from 'node:os';
+import path from 'node:path';
+import { fixture, freePort, spawnJob } from './harness.js';
+import type { SpawnedProcess } from './harness.js';
 
 /** A raw connection and everything it received until it closed. */
 export interface Probe {
@@ -94,4 +98,38 @@ export async function inParallel<T>(items: readonly T[], width: number, task: (i
       }
     }),
   );
+}
+
+/** A running 4-process job of spec/fixtures/guarded.ts over tcp: its processes, the coordinator's port and process 1's tcp device port. */
+export interface GuardedJob {
+  readonly processes: SpawnedProcess[];
+  readonly coordinatorPort: number;
+  readonly dataPort: number;
+  /** Lets the job finish its work and exit. */
+  finish(): void;
+  /** Kills what is left and removes the stop file. */
+  kill(): void;
+}
+
+/** Starts a guarded job with `env` (its secret, at least) and waits until every process is READY. */
+export async function startGuardedJob(env: NodeJS.ProcessEnv): Promise<GuardedJob> {
+  const stopFile = path.join(os.tmpdir(), `ccjs-guarded-${process.pid}-${Date.now()}`);
+  const coordinatorPort = await freePort();
+  const processes = await spawnJob(4, fixture('guarded'), [stopFile], { CCJS_COORDINATOR: `127.0.0.1:${coordinatorPort}`, CCJS_TRANSPORT: 'tcp', ...env });
+  for (let waited = 0; !processes.every((spawned) => spawned.stdout.includes('READY')); waited += 50) {
+    if (waited > 30_000) throw new Error(`the job did not start: ${processes.map((spawned) => spawned.stderr).join('\n')}`);
+    await sleep(50);
+  }
+  // Process 1 accepts tcp connections from processes 2 and 3; its only listening port is that device's.
+  const [dataPort] = listeningPorts((processes[1] as SpawnedProcess).child.pid as number);
+  return {
+    processes,
+    coordinatorPort,
+    dataPort: dataPort as number,
+    finish: () => fs.writeFileSync(stopFile, ''),
+    kill: () => {
+      for (const spawned of processes) spawned.child.kill('SIGKILL');
+      fs.rmSync(stopFile, { force: true });
+    },
+  };
 }
