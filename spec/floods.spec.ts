@@ -22,11 +22,11 @@
  * 3.2 GiB. The same bound is stated in docs/API.md ("Memory under a flood").
  *
  * The default run is bounded (about a minute): 200 × 16 MiB over TCP and 1,000,000 small over shm.
- * CCJS_FULL_FLOODS=1 runs both floods over TCP, shm and UCX (its TCP and shared-memory transports,
- * when its addon is built).
+ * CCJS_FULL_FLOODS=1 runs both floods over TCP and shm, and the 16 MiB one over UCX too (its TCP and
+ * shared-memory transports, when its addon is built), about 3 minutes.
  */
 import { expect } from 'chai';
-import { STARVATION_BOUND_MS } from '../src/engine/progress.js';
+import { STARVATION_BOUND_MS, progressEngine } from '../src/engine/progress.js';
 import { ucxMissing } from '../transport/ucx/native.js';
 import { closeAll, createMasters, runGroup, runScenario } from './harness.js';
 import type { TransportName } from '../src/config.js';
@@ -35,8 +35,12 @@ import type { FloodMemory } from './scenarios/floods.js';
 const MiB = 1024 * 1024;
 /** --max-old-space-size of every process of a flood job. */
 const HEAP_CAP_MIB = 128;
-/** The capped old space, V8's young generation and code, and allocator slack. */
-const V8_ALLOWANCE = (HEAP_CAP_MIB + 64) * MiB;
+/**
+ * What V8 may hold beyond the live data: the capped old space, its young generation and code, and
+ * the dead ArrayBuffers (received 16 MiB messages, released copies) it lets pile up to its external
+ * memory soft limit (64 MiB) before it collects them.
+ */
+const V8_ALLOWANCE = (HEAP_CAP_MIB + 64 + 64) * MiB;
 const FULL = process.env.CCJS_FULL_FLOODS === '1';
 
 describe('a tight loop of await sendAsync', function () {
@@ -72,30 +76,35 @@ describe('a tight loop of await sendAsync', function () {
     { name: 'between two endpoints over tcp', processes: 2, transport: 'tcp' },
   ] as const) {
     it(`lets a timer fire within a few ms of sends (${STARVATION_BOUND_MS} ms bound), ${name}`, async function () {
+      const yields = progressEngine.stats.yields;
       // 200,000 small sends take far longer than the bound, even on a fast machine.
       const sends = await sendsBeforeTimer(processes, transport, 200_000);
       expect(sends, 'sends before the timer fired (undefined: the loop ran to its end first)').to.be.a('number');
       expect(sends).to.be.below(200_000);
+      // Within one endpoint nothing but the engine's pacing lets the loop go.
+      if (processes === 1) expect(progressEngine.stats.yields).to.be.above(yields);
     });
   }
 });
 
-interface FloodCase {
+interface FloodDevice {
   readonly device: string;
   readonly env: NodeJS.ProcessEnv;
   readonly ucx?: boolean;
 }
 
-const DEVICES: readonly FloodCase[] = [
-  { device: 'tcp', env: { CCJS_TRANSPORT: 'tcp' } },
-  { device: 'shm', env: { CCJS_TRANSPORT: 'shm' } },
+const TCP: FloodDevice = { device: 'tcp', env: { CCJS_TRANSPORT: 'tcp' } };
+const SHM: FloodDevice = { device: 'shm', env: { CCJS_TRANSPORT: 'shm' } };
+const UCX: readonly FloodDevice[] = [
   { device: 'ucx (UCX_TLS=tcp)', env: { CCJS_TRANSPORT: 'ucx', UCX_TLS: 'tcp' }, ucx: true },
   { device: 'ucx (UCX_TLS=sm)', env: { CCJS_TRANSPORT: 'ucx', UCX_TLS: 'sm' }, ucx: true },
 ];
 
+// 1,000,000 small messages over UCX take minutes (about 100 µs each once the flood runs on the
+// rendezvous room of the window, measured on 2 shared cores): beyond the job's time limit.
 const FLOODS = [
-  { name: '200 × 16 MiB', count: 200, bytes: 16 * MiB, byDefault: 'tcp' },
-  { name: '1,000,000 small', count: 1_000_000, bytes: 0, byDefault: 'shm' },
+  { name: '200 × 16 MiB', count: 200, bytes: 16 * MiB, byDefault: [TCP], full: [TCP, SHM, ...UCX] },
+  { name: '1,000,000 small', count: 1_000_000, bytes: 0, byDefault: [SHM], full: [TCP, SHM] },
 ] as const;
 
 /** Bytes of the message the member holds and the one being moved (small ones: nothing worth counting). */
@@ -104,8 +113,7 @@ const inHand = (bytes: number) => 2 * bytes;
 for (const flood of FLOODS) {
   describe(`a flood of ${flood.name} sendAsync to a member that sleeps 3 s`, function () {
     this.timeout(180_000);
-    for (const { device, env, ucx } of DEVICES) {
-      if (!FULL && device !== flood.byDefault) continue;
+    for (const { device, env, ucx } of FULL ? flood.full : flood.byDefault) {
       it(`loses nothing and keeps both processes' RSS bounded, over ${device}`, async function () {
         const missing = ucx === true ? ucxMissing() : undefined;
         if (missing !== undefined) {

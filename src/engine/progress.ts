@@ -9,8 +9,8 @@
  * Spinning pays only when every spinning endpoint has a core: masters switch it off when their
  * host runs more endpoints than it has cores. Posting a receive never spins; only waiting does.
  *
- * Calls that complete at once (a sendAsync within the receiver's window, a receive that spun)
- * resolve through microtasks only, so a loop of them would keep the event loop from turning:
+ * Calls that complete at once (a sendAsync within the receiver's window) resolve through
+ * microtasks only, so a loop of them would keep the event loop from turning:
  * timers, sockets and peer losses would wait. `mustYield` bounds such a stretch to about
  * STARVATION_BOUND_MS: it looks at the clock every CALLS_PER_LOOK calls and, once the event loop
  * has not turned for that long, the call resolves from a setImmediate instead.
