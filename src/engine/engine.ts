@@ -17,12 +17,17 @@
  * sender, in order: memory for unmatched messages stays bounded by window × senders.
  * Large sendAsync data waiting for its receiver is copied at the sender (so the caller may go on)
  * up to sendBuffer bytes; past that the call waits until earlier copies drain or its data is sent.
+ *
+ * Liveness. A send that completes at once resolves through microtasks only; so that a loop of them
+ * cannot keep the event loop from turning (peer losses, arriving frames, timers), the progress
+ * engine makes one resolve on the next turn once the loop has not turned for a few ms.
  */
 import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, Frame, FrameType, NO_BODIES, controlFrame, copyBodies } from './frame.js';
 import { ANY_SOURCE, AlgorithmProbe, PendingCall, Probe, RESOLVED, Receive, SendCall, SendMode, rejected } from './calls.js';
 import type { CallOwner, CallTracker, ProbeResult, Route } from './calls.js';
 import { Mailbox, Queue } from './matching.js';
 import { abortError, abortNotice } from './abort.js';
+import { nextTurn, progressEngine } from './progress.js';
 import type { Signature } from './signature.js';
 import type { Device, DeviceHost, DeviceName } from '../../transport/device.js';
 import { PeerLostError, TransportError } from '../errors.js';
@@ -197,7 +202,7 @@ export class Engine implements DeviceHost, CallTracker {
     link.bytesSent += frame.size;
     if (link.blocked.length === 0 && mode !== SendMode.Synchronous && frame.size <= link.device.copyLimit && this.eagerFits(link, frame.size)) {
       this.sendEager(link, frame, undefined);
-      return RESOLVED;
+      return progressEngine.mustYield() ? nextTurn() : RESOLVED;
     }
     const call = new SendCall(route, operation, owner, frame, mode, peer);
     if (link.blocked.length > 0 || !this.start(link, call)) {
@@ -205,7 +210,8 @@ export class Engine implements DeviceHost, CallTracker {
       this.stats.blockedSends += 1;
     }
     if (!call.finished) this.track(call);
-    return call.promise;
+    const promise = call.promise;
+    return promise === RESOLVED && progressEngine.mustYield() ? nextTurn() : promise;
   }
 
   private eagerFits(link: Link, size: number): boolean {

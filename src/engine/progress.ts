@@ -8,6 +8,12 @@
  *
  * Spinning pays only when every spinning endpoint has a core: masters switch it off when their
  * host runs more endpoints than it has cores. Posting a receive never spins; only waiting does.
+ *
+ * Calls that complete at once (a sendAsync within the receiver's window) resolve through
+ * microtasks only, so a loop of them would keep the event loop from turning:
+ * timers, sockets and peer losses would wait. `mustYield` bounds such a stretch to about
+ * STARVATION_BOUND_MS: it looks at the clock every CALLS_PER_LOOK calls and, once the event loop
+ * has not turned for that long, the call resolves from a setImmediate instead.
  */
 import type { PendingCall } from './calls.js';
 
@@ -24,6 +30,10 @@ const MINIMUM_BUDGET_MICROSECONDS = 2;
 const PATIENCE = 8;
 /** Polls between two reads of the clock (a read costs about as much as a few empty polls). */
 const POLLS_PER_CLOCK_READ = 16;
+/** The longest calls that complete at once may keep this thread's event loop from turning, about (ms). */
+export const STARVATION_BOUND_MS = 5;
+/** Calls that complete at once between two looks at the clock (a look costs more than the bookkeeping of a call). */
+const CALLS_PER_LOOK = 64;
 
 export class ProgressEngine {
   private readonly devices: PollingDevice[] = [];
@@ -32,7 +42,14 @@ export class ProgressEngine {
   private maximumMicroseconds = 50;
   private budgetMicroseconds = 50;
   private missesInARow = 0;
-  readonly stats = { spins: 0, hits: 0, misses: 0, polls: 0 };
+  /** Calls that completed at once since the last look at the clock. */
+  private quickCalls = 0;
+  /** When a look found no turn of the event loop pending (and asked for one with setImmediate), or -1 once it turned. */
+  private turnAwaitedSince = -1;
+  private readonly turned = (): void => {
+    this.turnAwaitedSince = -1;
+  };
+  readonly stats = { spins: 0, hits: 0, misses: 0, polls: 0, yields: 0 };
 
   register(device: PollingDevice): void {
     if (!this.devices.includes(device)) this.devices.push(device);
@@ -110,6 +127,26 @@ export class ProgressEngine {
       if (this.missesInARow >= PATIENCE) this.budgetMicroseconds = Math.max(MINIMUM_BUDGET_MICROSECONDS, this.budgetMicroseconds / 2);
     }
   }
+
+  /** Returns true when a call that completed at once should resolve on the next turn of the event loop (see `nextTurn`). */
+  mustYield(): boolean {
+    if (++this.quickCalls < CALLS_PER_LOOK) return false;
+    this.quickCalls = 0;
+    const now = performance.now();
+    if (this.turnAwaitedSince < 0) {
+      this.turnAwaitedSince = now;
+      setImmediate(this.turned);
+      return false;
+    }
+    if (now - this.turnAwaitedSince < STARVATION_BOUND_MS) return false;
+    this.stats.yields += 1;
+    return true;
+  }
+}
+
+/** Resolves after the event loop's next turn (its check phase; timers and I/O run before the one after). */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** This thread's progress engine. */
