@@ -32,7 +32,8 @@ export class Coordinator {
   private readonly endpoints: (EndpointInfo | undefined)[];
   private readonly groups = new Map<string, GroupRecord>();
   private readonly gone = new Set<number>();
-  private readonly jobId = randomBytes(8).toString('hex');
+  /** Names the job's world (and process 0's heartbeat channel). */
+  readonly jobId = randomBytes(8).toString('hex');
   private readonly size: number;
   private nextContext = 1;
   private allGone: () => void = () => {};
@@ -77,6 +78,19 @@ export class Coordinator {
   async forceClose(): Promise<void> {
     for (const channel of this.channels.values()) channel.socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /**
+   * The heartbeats found process `processRank` lost: none of its endpoints will say goodbye (a
+   * stopped process keeps its connections open), and they are cut off.
+   */
+  processLost(processRank: number): void {
+    for (let threadRank = 0; threadRank < this.threadCount; threadRank += 1) {
+      const endpointRank = processRank * this.threadCount + threadRank;
+      if (this.gone.has(endpointRank)) continue;
+      this.leave(endpointRank);
+      this.channels.get(endpointRank)?.socket.destroy();
+    }
   }
 
   private accept(socket: net.Socket): void {
