@@ -259,6 +259,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
       const known = world;
       if (processCount > 1) {
         stopListening = listenForLosses(known.jobId, processRank, (notice) => master?.processLost(notice));
+        heartbeatServer?.thread.worldFormed();
         if (processRank !== 0 && threadRank === 0) heartbeat = HeartbeatThread.join(heartbeatAddress(known.endpoints[0]?.addresses.heartbeat), processRank, processCount, config.timeoutMs, known.jobId);
       }
       choices = chooseDevices(known, rank, rules, unavailability(ucx, ucxUnbuilt));

@@ -12,7 +12,7 @@
  */
 import net from 'node:net';
 import { BroadcastChannel, parentPort, workerData } from 'node:worker_threads';
-import type { HeartbeatSettings, LossNotice, ThreadReport } from './heartbeat.js';
+import type { HeartbeatSettings, LossNotice, ThreadOrder, ThreadReport } from './heartbeat.js';
 
 /** Longest line accepted: a peer that sends more is not one of ours. */
 const MAX_LINE = 1024;
@@ -63,6 +63,8 @@ interface Client {
 /** Process 0: accepts every other process's heartbeat thread. */
 function serve(): void {
   const clients = new Map<number, Client>();
+  /** Processes whose heartbeat thread has not connected yet, with the time since when it should have. */
+  const expected = new Map<number, number>();
   const server = net.createServer({ noDelay: true }, (socket) => accept(socket));
   server.on('error', (error) => report({ type: 'failed', message: `the heartbeat server cannot listen on ${settings.host}: ${error.message}` }));
   server.listen(0, settings.host, () => report({ type: 'listening', port: (server.address() as net.AddressInfo).port }));
@@ -72,6 +74,7 @@ function serve(): void {
     if (stopped) return;
     const client = clients.get(processRank);
     clients.delete(processRank);
+    expected.delete(processRank);
     // A process declared lost is cut off: should it wake up, it finds itself alone.
     client?.socket.destroy();
     for (const other of clients.values()) send(other.socket, `lost ${processRank} ${reason}`);
@@ -91,6 +94,7 @@ function serve(): void {
           return;
         }
         processRank = rank;
+        expected.delete(rank);
         clients.set(rank, { socket, lastHeard: Date.now() });
         return;
       }
@@ -114,9 +118,18 @@ function serve(): void {
   const watch = setInterval(() => {
     const now = Date.now();
     for (const [processRank, client] of [...clients]) if (now - client.lastHeard > settings.timeoutMs) lose(processRank, `no heartbeat from it for ${settings.timeoutMs} ms`);
+    for (const [processRank, since] of [...expected]) if (now - since > settings.timeoutMs) lose(processRank, `its heartbeat thread did not connect within ${settings.timeoutMs} ms`);
   }, WATCH_MS);
 
-  parentPort?.on('message', () => {
+  parentPort?.on('message', (order: ThreadOrder) => {
+    if (order === 'world') {
+      // Every process has the world now, and connects at once: one that does not is lost.
+      const now = Date.now();
+      for (let processRank = 1; processRank < settings.processCount; processRank += 1) {
+        if (!clients.has(processRank) && !declared.has(processRank)) expected.set(processRank, now);
+      }
+      return;
+    }
     // Stop: everyone said goodbye or was lost (the coordinator waited for it).
     stopped = true;
     clearInterval(beat);
@@ -158,7 +171,8 @@ function join(): void {
     if (Date.now() - lastHeard > settings.timeoutMs) loseServer(`no heartbeat from it for ${settings.timeoutMs} ms`);
   }, WATCH_MS);
 
-  parentPort?.on('message', () => {
+  parentPort?.on('message', (order: ThreadOrder) => {
+    if (order !== 'stop') return;
     leaving = true;
     clearInterval(beat);
     clearInterval(watch);

@@ -34,6 +34,9 @@ export interface LossNotice {
 /** What a heartbeat thread reports to the thread that started it. */
 export type ThreadReport = { readonly type: 'listening'; readonly port: number } | { readonly type: 'failed'; readonly message: string };
 
+/** What the main thread tells its heartbeat thread: the world formed (process 0), or stop. */
+export type ThreadOrder = 'world' | 'stop';
+
 /** Where process 0's heartbeat thread listens: its address record `heartbeat`. */
 export interface HeartbeatAddress {
   readonly host: string;
@@ -73,6 +76,11 @@ export class HeartbeatThread {
     return new HeartbeatThread(start({ role: 'client', host: address.host, port: address.port, processRank, processCount, timeoutMs, periodMs: heartbeatPeriod(timeoutMs), channel: channelName(jobId, processRank) }));
   }
 
+  /** Process 0: every process has the world now, so each must connect within timeoutMs. */
+  worldFormed(): void {
+    this.worker.postMessage('world' satisfies ThreadOrder);
+  }
+
   /** Says goodbye (so that this process is not declared lost) and ends the thread; idempotent. */
   stop(): Promise<void> {
     this.stopping ??= new Promise<void>((resolve) => {
@@ -83,7 +91,7 @@ export class HeartbeatThread {
         clearTimeout(timer);
         resolve();
       });
-      this.worker.postMessage('stop');
+      this.worker.postMessage('stop' satisfies ThreadOrder);
     });
     return this.stopping;
   }
