@@ -69,7 +69,7 @@ function unavailability(ucx: UcxDevice | undefined, ucxUnbuilt: string | undefin
 /** Notes of the device table, said once per process. */
 const told = new Set<string>();
 
-/** A peer endpoint was lost: its process died, or its connection closed without close(). */
+/** A peer endpoint was lost: its process died, its connection closed without close(), or its process's heartbeats stopped for timeoutMs. */
 export interface PeerLostEvent {
   /** The lost endpoint's process. */
   readonly process: number;
@@ -104,7 +104,7 @@ export interface GroupFormedEvent {
  * one that throws is reported on stderr and does not disturb the job.
  */
 export interface MasterEvents {
-  /** A peer endpoint was lost; calls that need it reject with {@link PeerLostError}. */
+  /** A peer endpoint was lost; calls on every group that contains it reject with {@link PeerLostError}. */
   peerLost: (event: PeerLostEvent) => void;
   /** The job is being aborted. */
   abort: (event: AbortEvent) => void;
@@ -451,7 +451,9 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const written = writeStderr(`ccjs: aborting the job: ${message}\n`);
     this.tell('abort', { message, origin: this.rank });
     this.traceFile?.close();
-    this.client.abort(message, this.rank);
+    // The coordinator's host tells the others itself: it may be gone before its own message came round.
+    if (this.coordinator) this.coordinator.abort(this.rank, message);
+    else this.client.abort(message, this.rank);
     await this.client.flush();
     // In a worker thread this ends the thread with code 1, which ends its process (src/threads.ts).
     await exitEndpoint(1, written);

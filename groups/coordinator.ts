@@ -93,6 +93,11 @@ export class Coordinator {
     }
   }
 
+  /** Tells every other endpoint that `endpointRank` aborts the job (endpoint 0 calls it directly: it may exit before its own message would come round). */
+  abort(endpointRank: number, message: string): void {
+    this.broadcast({ type: 'abort', endpointRank, message }, endpointRank);
+  }
+
   private accept(socket: net.Socket): void {
     let endpointRank = -1;
     const channel = new ControlChannel(socket, (message) => {
@@ -147,7 +152,7 @@ export class Coordinator {
         this.get(endpointRank, message);
         return;
       case 'abort':
-        this.broadcast({ type: 'abort', endpointRank, message: message.message }, endpointRank);
+        this.abort(endpointRank, message.message);
         return;
       case 'dump':
         this.broadcast({ type: 'dump', endpointRank }, endpointRank);

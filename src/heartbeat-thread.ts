@@ -18,6 +18,8 @@ import type { HeartbeatSettings, LossNotice, ThreadOrder, ThreadReport } from '.
 const MAX_LINE = 1024;
 /** How often silence is checked: a loss is declared at most this much after timeoutMs of it. */
 const WATCH_MS = 50;
+/** How long a client waits, once the server's connection closed, before declaring process 0 lost. */
+const CLOSE_GRACE_MS = 250;
 
 const settings = workerData as HeartbeatSettings;
 const channel = new BroadcastChannel(settings.channel);
@@ -165,7 +167,9 @@ function join(): void {
     const lost = /^lost (\d+) (.*)$/.exec(line);
     if (lost) declareLost(Number(lost[1]), lost[2] as string);
   });
-  socket.on('close', () => loseServer('its heartbeat connection closed without close()'));
+  // Process 0 may have ended because the job was aborted: its main thread's word on that travels
+  // on the control connection, and must reach the endpoints here first.
+  socket.on('close', () => setTimeout(() => loseServer('its heartbeat connection closed without close()'), CLOSE_GRACE_MS));
   const beat = setInterval(() => send(socket, 'beat'), settings.periodMs);
   const watch = setInterval(() => {
     if (Date.now() - lastHeard > settings.timeoutMs) loseServer(`no heartbeat from it for ${settings.timeoutMs} ms`);

@@ -30,6 +30,14 @@ import { PeerLostError, TransportError } from '../errors.js';
 /** What every message costs a receiver's window beyond its bytes: the record that holds it. */
 export const FRAME_CHARGE = 64;
 
+/**
+ * How long a loss a device saw waits before it fails calls and breaks groups: the word on why the
+ * peer went (its goodbye naming an earlier loss, the job's abort, the heartbeats' verdict on
+ * another process) travels other ways and may come just after, and must win, so that survivors
+ * name the process that was lost, not one that stopped because of it.
+ */
+const LOSS_GRACE_MS = 250;
+
 export interface EngineOptions {
   /** This endpoint's rank. */
   readonly rank: number;
@@ -60,6 +68,8 @@ class Link {
   /** Bytes the peer's unmatched messages hold here. */
   unmatchedBytes = 0;
   failure: Error | undefined;
+  /** Its loss is confirmed: its calls failed and its groups are broken. */
+  lost = false;
   /** The peer said goodbye (or this endpoint is closing): once gone, it is not lost, and its groups stay whole. */
   goodbye = false;
   /** Sends waiting for credit, in order. */
@@ -160,14 +170,16 @@ export class Engine implements DeviceHost, CallTracker {
     const peer = route.endpoints[frame.destination] as number;
     const link = this.links[peer];
     if (link === undefined) return rejected(new TransportError(`${operation}: no device connects endpoint ${this.rank} to endpoint ${peer}`));
-    const failure = route.failure ?? link.failure;
-    if (failure) return rejected(this.callFailure(this.failureFor(route, frame.destination) ?? failure, `${operation} to rank ${frame.destination} of group '${route.name}'`));
-    if (link.blocked.length === 0 && mode !== SendMode.Synchronous && frame.size <= link.device.copyLimit && this.eagerFits(link, frame.size)) {
+    const failure = this.failureFor(route, frame.destination);
+    if (failure) return rejected(this.callFailure(failure, `${operation} to rank ${frame.destination} of group '${route.name}'`));
+    // A peer that a device saw go is not written to: its sends wait for the end of the grace (see lost).
+    const suspected = link.failure !== undefined;
+    if (!suspected && link.blocked.length === 0 && mode !== SendMode.Synchronous && frame.size <= link.device.copyLimit && this.eagerFits(link, frame.size)) {
       this.sendEager(link, frame, undefined);
       return RESOLVED;
     }
     const call = new SendCall(route, operation, owner, frame, mode, peer);
-    if (link.blocked.length > 0 || !this.start(link, call)) {
+    if (suspected || link.blocked.length > 0 || !this.start(link, call)) {
       link.blocked.push(call);
       this.stats.blockedSends += 1;
     }
@@ -510,8 +522,13 @@ export class Engine implements DeviceHost, CallTracker {
       return;
     }
     const loss = error instanceof PeerLostError ? error : new PeerLostError(`${endpoint} was lost (${error.message})`, processRank, { cause: error, endpointRank: peer });
-    this.markLost(peer, loss);
-    this.onLost?.(peer, loss);
+    // Nothing more is written to it or read from it; its calls wait for the grace.
+    link.failure = loss;
+    setTimeout(() => {
+      if (link.lost) return;
+      this.markLost(peer, loss);
+      this.onLost?.(peer, loss);
+    }, LOSS_GRACE_MS).unref();
   }
 
   /**
@@ -522,13 +539,15 @@ export class Engine implements DeviceHost, CallTracker {
    */
   markLost(peer: number, error: Error): void {
     const link = this.links[peer];
-    if (link === undefined || link.failure !== undefined) return;
-    link.failure = error;
+    if (link === undefined || link.lost || link.goodbye) return;
+    link.lost = true;
+    link.failure ??= error;
     const fallen = [link];
     const processRank = this.options.processOf(peer);
     for (const sibling of this.links) {
-      if (sibling === undefined || sibling.failure !== undefined || sibling.peer === this.rank || this.options.processOf(sibling.peer) !== processRank) continue;
-      sibling.failure = error instanceof PeerLostError ? new PeerLostError(`${this.options.labelOf(sibling.peer)} was lost with its process: ${error.message}`, processRank, { cause: error, endpointRank: sibling.peer }) : error;
+      if (sibling === undefined || sibling.lost || sibling.goodbye || sibling.peer === this.rank || this.options.processOf(sibling.peer) !== processRank) continue;
+      sibling.lost = true;
+      sibling.failure ??= error instanceof PeerLostError ? new PeerLostError(`${this.options.labelOf(sibling.peer)} was lost with its process: ${error.message}`, processRank, { cause: error, endpointRank: sibling.peer }) : error;
       fallen.push(sibling);
     }
     if (error instanceof PeerLostError) this.firstLost ??= peer;
@@ -552,7 +571,7 @@ export class Engine implements DeviceHost, CallTracker {
 
   /** A peer closing named `peer` lost (see the Goodbye frame in deliver). */
   private reportedLost(peer: number, reporter: number): void {
-    if (this.links[peer]?.failure !== undefined || this.options.processOf(peer) === this.options.processOf(this.rank)) return;
+    if (this.links[peer]?.lost !== false || this.options.processOf(peer) === this.options.processOf(this.rank)) return;
     const loss = new PeerLostError(`${this.options.labelOf(peer)} was lost (as ${this.options.labelOf(reporter)} said when it closed)`, this.options.processOf(peer), { endpointRank: peer });
     this.markLost(peer, loss);
     this.onLost?.(peer, loss);
@@ -609,20 +628,27 @@ export class Engine implements DeviceHost, CallTracker {
   }
 
   /**
-   * The failure a call on `route` with `source` (a rank or ANY_SOURCE) meets, if any: its lost
-   * peer's, else its broken group's, else its peer's that closed.
+   * The failure a call on `route` with `source` (a rank or ANY_SOURCE) meets, if any: its broken
+   * group's (but a call to an endpoint of the lost process names that endpoint), else its peer's.
    */
   private failureFor(route: Route, source: number): Error | undefined {
+    const broken = route.failure;
     if (source !== ANY_SOURCE) {
-      const link = this.links[route.endpoints[source] as number];
-      return link?.failure !== undefined && !link.goodbye ? link.failure : (route.failure ?? link?.failure);
+      const direct = this.gone(this.links[route.endpoints[source] as number]);
+      if (broken === undefined) return direct;
+      return direct instanceof PeerLostError && broken instanceof PeerLostError && direct.processRank === broken.processRank ? direct : broken;
     }
-    if (route.failure !== undefined) return route.failure;
+    if (broken !== undefined) return broken;
     for (const endpoint of route.endpoints) {
-      const failure = this.links[endpoint]?.failure;
+      const failure = this.gone(this.links[endpoint]);
       if (failure !== undefined) return failure;
     }
     return undefined;
+  }
+
+  /** Why `link`'s peer is gone, once it is for sure: lost, or closed (a loss a device saw waits for its grace). */
+  private gone(link: Link | undefined): Error | undefined {
+    return link !== undefined && (link.lost || link.goodbye) ? link.failure : undefined;
   }
 
   /** `error` restated in terms of one call ("receive from rank 1 of group 'g' failed: ..."). */
