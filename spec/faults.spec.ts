@@ -92,7 +92,19 @@ function announced(spawned: SpawnedProcess, text: string, count: number): Promis
   });
 }
 
+/** Runs `c`; a job that did not start (4 processes reaching the coordinator within the short timeout on a loaded machine) is started again, once. */
 async function runCase(c: Case): Promise<void> {
+  try {
+    await runOnce(c);
+  } catch (error) {
+    if (!(error instanceof NotStarted)) throw error;
+    await runOnce(c);
+  }
+}
+
+class NotStarted extends Error {}
+
+async function runOnce(c: Case): Promise<void> {
   const job = await spawnJob(PROCESSES, fixture('faults'), [c.collective, c.algorithm, String(c.root), c.mode], {
     CCJS_TIMEOUT_MS: String(TIMEOUT_MS),
     CCJS_TRANSPORT: c.transport,
@@ -106,8 +118,9 @@ async function runCase(c: Case): Promise<void> {
     const started = await Promise.race([
       Promise.all(job.map((spawned) => announced(spawned, 'looping', c.threads))).then(() => true),
       new Promise<false>((resolve) => setTimeout(() => resolve(false), 30_000)),
+      ...job.map((spawned) => spawned.exited.then(() => false)),
     ]);
-    expect(started, `the job did not start looping:\n${job.map((spawned) => spawned.stderr).join('')}`).to.equal(true);
+    if (!started) throw new NotStarted(`the job did not start looping:\n${job.map((spawned) => spawned.stderr).join('')}`);
     // A random point of the loop.
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 150));
     const faultAt = Date.now();

@@ -555,7 +555,10 @@ export class Engine implements DeviceHost, CallTracker {
     for (const route of broken) route.failure = error;
     for (const call of this.pending()) {
       const failure = this.failureFor(call.route, call.peerRank);
-      if (failure !== undefined) this.failPending(call, failure);
+      if (failure === undefined) continue;
+      this.failPending(call, failure);
+      // An algorithm that failed on one of its receives never awaits the others it had posted.
+      if (call.route.failure !== undefined) call.abandon();
     }
     for (const lost of fallen) this.release(lost);
     for (const route of broken) this.forgetRoute(route);
