@@ -39,7 +39,9 @@ import { Selector } from '../src/collectives/selection.js';
 import { TraceFile } from '../src/trace-file.js';
 import { COORDINATOR_ANNOUNCEMENT } from '../src/output.js';
 import { resolveSecret } from '../src/security/secret.js';
-import { EXIT_ABORTED_ELSEWHERE, coordinatorOfThisThread, exitEndpoint, startWorkerThreads, writeStderr, threadMemory, threadRankOfThisThread } from '../src/threads.js';
+import { EXIT_ABORTED_ELSEWHERE, coordinatorOfThisThread, exitEndpoint, startWorkerThreads, writeStderr, threadMemory, threadRankOfThisThread, workerThreadsEnded } from '../src/threads.js';
+import { HeartbeatThread, heartbeatAddress, listenForLosses } from '../src/heartbeat.js';
+import type { LossNotice } from '../src/heartbeat.js';
 
 interface Address {
   readonly host: string;
@@ -70,7 +72,7 @@ function unavailability(ucx: UcxDevice | undefined, ucxUnbuilt: string | undefin
 /** Notes of the device table, said once per process. */
 const told = new Set<string>();
 
-/** A peer endpoint was lost: its process died, or its connection closed without close(). */
+/** A peer endpoint was lost: its process died, its connection closed without close(), or its process's heartbeats stopped for timeoutMs. */
 export interface PeerLostEvent {
   /** The lost endpoint's process. */
   readonly process: number;
@@ -105,7 +107,7 @@ export interface GroupFormedEvent {
  * one that throws is reported on stderr and does not disturb the job.
  */
 export interface MasterEvents {
-  /** A peer endpoint was lost; calls that need it reject with {@link PeerLostError}. */
+  /** A peer endpoint was lost; calls on every group that contains it reject with {@link PeerLostError}. */
   peerLost: (event: PeerLostEvent) => void;
   /** The job is being aborted. */
   abort: (event: AbortEvent) => void;
@@ -160,6 +162,10 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     private readonly client: CoordinatorClient,
     private readonly coordinator: Coordinator | undefined,
     /** @internal The timeline this endpoint writes (CCJS_TRACE_FILE). */ readonly traceFile: TraceFile | undefined,
+    /** This process's heartbeat thread, held by its main thread. */
+    private readonly heartbeat: HeartbeatThread | undefined,
+    /** Stops listening to the heartbeat thread's verdicts. */
+    private readonly stopListening: (() => void) | undefined,
   ) {
     super();
     engine.onLost = (peer, error) => this.tellLost(peer, error.message);
@@ -202,6 +208,8 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const secret = resolveSecret(process.env, placement.jobKey, exposed);
     const coordinator = rank === 0 ? await Coordinator.start(coordinatorBinding.host, coordinatorBinding.port, processCount, threadCount, placement.jobKey, secret, config.timeoutMs) : undefined;
     if (coordinator && 'file' in placement.coordinator) publishAddress(placement.coordinator.file, { host: coordinatorBinding.host, port: coordinator.port });
+    // Process 0's heartbeat thread serves the other processes' (src/heartbeat.ts); its address goes out with the hello.
+    const heartbeatServer = coordinator && processCount > 1 ? await HeartbeatThread.serve(dataHost, processCount, config.timeoutMs, coordinator.jobId, secret) : undefined;
     let world: World | undefined;
     const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: dataHost, timeoutMs: config.timeoutMs, jobId: () => world?.jobId, secret }) : undefined;
     const native = shmNative();
@@ -236,8 +244,10 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
       hostname: identity.name,
       pid: process.pid,
       receiveWindow: config.receiveWindow,
-      addresses: tcp && shm ? { tcp: tcp.address, shm: shm.address, ...(ucx ? { ucx: ucx.address } : {}) } : {},
+      addresses: tcp && shm ? { tcp: tcp.address, shm: shm.address, ...(ucx ? { ucx: ucx.address } : {}), ...(heartbeatServer ? { heartbeat: heartbeatServer.address } : {}) } : {},
     };
+    let heartbeat = heartbeatServer?.thread;
+    let stopListening: (() => void) | undefined;
     let client: CoordinatorClient;
     let engine: Engine;
     let choices: PairChoice[];
@@ -254,6 +264,11 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
       }
       ({ client, world } = await CoordinatorClient.connect(address.host, address.port, hello, config.timeoutMs, events, secret));
       const known = world;
+      if (processCount > 1) {
+        stopListening = listenForLosses(known.jobId, processRank, (notice) => master?.processLost(notice));
+        heartbeatServer?.thread.worldFormed();
+        if (processRank !== 0 && threadRank === 0) heartbeat = HeartbeatThread.join(heartbeatAddress(known.endpoints[0]?.addresses.heartbeat), processRank, processCount, config.timeoutMs, known.jobId, secret);
+      }
       choices = chooseDevices(known, rank, rules, unavailability(ucx, ucxUnbuilt));
       tellOnce(choices, threadRank);
       const local = new LocalDevice();
@@ -265,12 +280,13 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
       await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine), shm?.connect(served('shm'), engine), ucx?.connect(served('ucx'), engine)]);
     } catch (error) {
       traceFile?.close();
-      await Promise.allSettled([tcp?.close(), shm?.close(), ucx?.close(), coordinator?.forceClose(error)]);
+      stopListening?.();
+      await Promise.allSettled([tcp?.close(), shm?.close(), ucx?.close(), coordinator?.forceClose(error), heartbeat?.stop()]);
       throw error;
     }
     const serializer = createSerializer(config.serializer, { outOfBandThreshold: config.outOfBandThreshold, strict: config.strictSerialization });
     const selector = new Selector(config.collectives, config.algorithms, trace);
-    master = new ColGroupMaster(config, world, rank, engine, serializer, selector, choices, client, coordinator, traceFile);
+    master = new ColGroupMaster(config, world, rank, engine, serializer, selector, choices, client, coordinator, traceFile, heartbeat, stopListening);
     master.startProgress();
     trace?.(`ccjs trace: devices of ${master.describe()}`);
     return master;
@@ -452,7 +468,9 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const written = writeStderr(`ccjs: aborting the job: ${message}\n`);
     this.tell('abort', { message, origin: this.rank });
     this.traceFile?.close();
-    this.client.abort(message, this.rank);
+    // The coordinator's host tells the others itself: it may be gone before its own message came round.
+    if (this.coordinator) this.coordinator.abort(this.rank, message);
+    else this.client.abort(message, this.rank);
     await this.client.flush();
     // In a worker thread this ends the thread with code 1, which ends its process (src/threads.ts).
     await exitEndpoint(1, written);
@@ -493,6 +511,16 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     this.tellLost(endpoint, message);
   }
 
+  /** This process's heartbeat thread declared a process lost: so is each of its endpoints. */
+  private processLost(notice: LossNotice): void {
+    if (notice.processRank === this.processRank) return;
+    for (const endpoint of this.world.endpoints) {
+      if (endpoint.processRank === notice.processRank) this.peerLost(endpoint.rank, `${endpointLabel(endpoint.rank, this.world.threadCount)} was lost (${notice.reason})`);
+    }
+    // A stopped process keeps its control connection open: the coordinator must not wait for its goodbye.
+    this.coordinator?.processLost(notice.processRank);
+  }
+
   private tellLost(endpoint: number, reason: string): void {
     if (this.stopping || this.lostPeers.has(endpoint)) return;
     this.lostPeers.add(endpoint);
@@ -528,10 +556,23 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     await this.engine.close();
     // Written before the goodbye: once every endpoint has said it, endpoint 0 joins the parts.
     this.traceFile?.close();
+    // The process's goodbye to the heartbeats, once its last endpoint is done: not awaited but by
+    // process 0, whose heartbeat thread serves until the coordinator has every goodbye.
+    if (this.coordinator === undefined) void this.stopHeartbeat();
     await this.client.bye();
     await this.coordinator?.close();
-    if (this.coordinator !== undefined) this.traceFile?.join(this.size);
+    if (this.coordinator !== undefined) {
+      await this.stopHeartbeat();
+      this.traceFile?.join(this.size);
+    }
+    this.stopListening?.();
     this.tell('close');
+  }
+
+  private async stopHeartbeat(): Promise<void> {
+    if (this.heartbeat === undefined) return;
+    await workerThreadsEnded();
+    await this.heartbeat.stop();
   }
 
   /** Tells the listeners of `event`; a listener that throws is reported, and the library goes on. */

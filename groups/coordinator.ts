@@ -44,7 +44,8 @@ export class Coordinator {
   private readonly endpoints: (EndpointInfo | undefined)[];
   private readonly groups = new Map<string, GroupRecord>();
   private readonly gone = new Set<number>();
-  private readonly jobId = randomBytes(8).toString('hex');
+  /** Names the job's world (and process 0's heartbeat channel). */
+  readonly jobId = randomBytes(8).toString('hex');
   private readonly size: number;
   private nextContext = 1;
   private allGone: () => void = () => {};
@@ -110,6 +111,24 @@ export class Coordinator {
 
   private stopWaiting(): void {
     for (const record of this.groups.values()) for (const timer of record.waiters.values()) clearTimeout(timer);
+  }
+
+  /**
+   * The heartbeats found process `processRank` lost: none of its endpoints will say goodbye (a
+   * stopped process keeps its connections open), and they are cut off.
+   */
+  processLost(processRank: number): void {
+    for (let threadRank = 0; threadRank < this.threadCount; threadRank += 1) {
+      const endpointRank = processRank * this.threadCount + threadRank;
+      if (this.gone.has(endpointRank)) continue;
+      this.leave(endpointRank);
+      this.channels.get(endpointRank)?.socket.destroy();
+    }
+  }
+
+  /** Tells every other endpoint that `endpointRank` aborts the job (endpoint 0 calls it directly: it may exit before its own message would come round). */
+  abort(endpointRank: number, message: string): void {
+    this.broadcast({ type: 'abort', endpointRank, message }, endpointRank);
   }
 
   /** An authenticated connection: it must say hello before anything else. */
@@ -178,7 +197,7 @@ export class Coordinator {
         this.get(endpointRank, message);
         return;
       case 'abort':
-        this.broadcast({ type: 'abort', endpointRank, message: message.message }, endpointRank);
+        this.abort(endpointRank, message.message);
         return;
       case 'dump':
         this.broadcast({ type: 'dump', endpointRank }, endpointRank);

@@ -95,6 +95,11 @@ export function startWorkerThreads(threadCount: number, ringCapacity: number, co
   }
 }
 
+/** Resolves once every worker thread started here has exited (at once when there are none). */
+export async function workerThreadsEnded(): Promise<void> {
+  await Promise.all(workersEnded);
+}
+
 /**
  * The exit code of a process that stops because the job was aborted elsewhere (not because one
  * of its own members failed, which exits with 1), so that launchers can name the process where

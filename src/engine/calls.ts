@@ -27,6 +27,8 @@ export interface Route {
   readonly endpoints: Int32Array;
   /** This endpoint's mailboxes of the group, by receiving rank. */
   readonly mailboxes: (Mailbox | undefined)[];
+  /** Set by the engine once an endpoint of the group is lost: the group is broken for good, and this is why. */
+  failure: Error | undefined;
 }
 
 /** Keeps the list of pending calls; told when a call settles outside its own callbacks. */

@@ -35,6 +35,14 @@ import { PeerLostError, TransportError } from '../errors.js';
 /** What every message costs a receiver's window beyond its bytes: the record that holds it. */
 export const FRAME_CHARGE = 64;
 
+/**
+ * How long a loss a device saw waits before it fails calls and breaks groups: the word on why the
+ * peer went (its goodbye naming an earlier loss, the job's abort, the heartbeats' verdict on
+ * another process) travels other ways and may come just after, and must win, so that survivors
+ * name the process that was lost, not one that stopped because of it.
+ */
+const LOSS_GRACE_MS = 250;
+
 export interface EngineOptions {
   /** This endpoint's rank. */
   readonly rank: number;
@@ -85,6 +93,9 @@ class Link {
   /** Bytes the peer's unmatched messages hold here. */
   unmatchedBytes = 0;
   failure: Error | undefined;
+  /** Its loss is confirmed: its calls failed and its groups are broken. */
+  lost = false;
+  /** The peer said goodbye (or this endpoint is closing): once gone, it is not lost, and its groups stay whole. */
   goodbye = false;
   /** Sends waiting for credit, in order. */
   readonly blocked = new Queue<SendCall>();
@@ -137,6 +148,10 @@ export class Engine implements DeviceHost, CallTracker {
   private readonly undetached = new Queue<SendCall>();
   private nextId = 0;
   private closing = false;
+  /** Every group's route here, by context: a loss breaks those that contain the lost endpoint. */
+  private readonly routes = new Map<number, Route>();
+  /** The first endpoint this one knew lost, named in its goodbyes (see deliver). */
+  private firstLost: number | undefined;
   /** Watchdog ticks (advanced by the master's watchdog timer). */
   tick = 0;
   /** Told when a peer is lost (not when it closed on purpose). */
@@ -184,7 +199,9 @@ export class Engine implements DeviceHost, CallTracker {
 
   /** The route of a group: what sends, receives and messages about its calls need. */
   route(context: number, name: string, endpoints: Int32Array): Route {
-    return { context, name, endpoints, mailboxes: this.mailboxesOf(context) };
+    const route: Route = { context, name, endpoints, mailboxes: this.mailboxesOf(context), failure: undefined };
+    this.routes.set(context, route);
+    return route;
   }
 
   // ---- sending ----
@@ -197,15 +214,18 @@ export class Engine implements DeviceHost, CallTracker {
     const peer = route.endpoints[frame.destination] as number;
     const link = this.links[peer];
     if (link === undefined) return rejected(new TransportError(`${operation}: no device connects endpoint ${this.rank} to endpoint ${peer}`));
-    if (link.failure) return rejected(this.callFailure(link.failure, `${operation} to rank ${frame.destination} of group '${route.name}'`));
+    const failure = this.failureFor(route, frame.destination);
+    if (failure) return rejected(this.callFailure(failure, `${operation} to rank ${frame.destination} of group '${route.name}'`));
     link.messagesSent += 1;
     link.bytesSent += frame.size;
-    if (link.blocked.length === 0 && mode !== SendMode.Synchronous && frame.size <= link.device.copyLimit && this.eagerFits(link, frame.size)) {
+    // A peer that a device saw go is not written to: its sends wait for the end of the grace (see lost).
+    const suspected = link.failure !== undefined;
+    if (!suspected && link.blocked.length === 0 && mode !== SendMode.Synchronous && frame.size <= link.device.copyLimit && this.eagerFits(link, frame.size)) {
       this.sendEager(link, frame, undefined);
       return progressEngine.mustYield() ? nextTurn() : RESOLVED;
     }
     const call = new SendCall(route, operation, owner, frame, mode, peer);
-    if (link.blocked.length > 0 || !this.start(link, call)) {
+    if (suspected || link.blocked.length > 0 || !this.start(link, call)) {
       link.blocked.push(call);
       this.stats.blockedSends += 1;
     }
@@ -297,6 +317,11 @@ export class Engine implements DeviceHost, CallTracker {
 
   /** Posts `receive`; it may complete before this returns (the message was already here). */
   post(receive: Receive): void {
+    // A broken group's calls fail at once, even those whose message is already here.
+    if (receive.route.failure !== undefined) {
+      receive.fail(this.callFailure(this.failureFor(receive.route, receive.source) as Error, receive.describe()));
+      return;
+    }
     const mailbox = receive.route.mailboxes[receive.destination] ?? this.mailbox(receive.route.context, receive.destination);
     const aborted = receive.collective ? mailbox.abortedCall(receive.tagOrAny) : undefined;
     if (aborted !== undefined) {
@@ -322,7 +347,7 @@ export class Engine implements DeviceHost, CallTracker {
   probe(route: Route, owner: CallOwner | undefined, destination: number, source: number, tag: number): Promise<ProbeResult> {
     const mailbox = this.mailbox(route.context, destination);
     const probe = new Probe(route, owner, destination, source, tag);
-    const frame = mailbox.peek(source, probe);
+    const frame = route.failure === undefined ? mailbox.peek(source, probe) : undefined;
     if (frame !== undefined) return Promise.resolve({ source: frame.source, tag: frame.tag, bytes: frame.size });
     const failure = this.failureFor(route, source);
     if (failure !== undefined) return rejected(this.callFailure(failure, probe.describe()));
@@ -337,7 +362,7 @@ export class Engine implements DeviceHost, CallTracker {
    */
   probeAlgorithm(route: Route, owner: CallOwner | undefined, destination: number, tag: number, operation: string): Promise<number> {
     const mailbox = this.mailbox(route.context, destination);
-    const aborted = mailbox.abortedCall(tag);
+    const aborted = route.failure === undefined ? mailbox.abortedCall(tag) : undefined;
     if (aborted !== undefined) return rejected(aborted);
     const frame = mailbox.peekAlgorithm(tag);
     if (frame !== undefined) return Promise.resolve(frame.operation);
@@ -432,6 +457,9 @@ export class Engine implements DeviceHost, CallTracker {
         return;
       case FrameType.Goodbye:
         link.goodbye = true;
+        // A peer that closes after a loss names it (id: endpoint + 1), so that a call here which
+        // waited for that peer fails naming the lost process, not the peer that merely closed.
+        if (frame.id > 0) this.reportedLost(frame.id - 1, peer);
         return;
       default:
         this.lost(peer, new TransportError(`endpoint ${peer} sent a frame of unknown type ${String(frame.type)}`));
@@ -439,6 +467,10 @@ export class Engine implements DeviceHost, CallTracker {
   }
 
   private arrive(link: Link, frame: Frame): void {
+    if (this.routes.get(frame.context)?.failure !== undefined) {
+      this.drop(link, frame);
+      return;
+    }
     const mailbox = this.mailbox(frame.context, frame.destination);
     const collective = (frame.flags & FLAG_COLLECTIVE) !== 0;
     if (collective && (frame.flags & FLAG_ABORT) !== 0) {
@@ -533,47 +565,140 @@ export class Engine implements DeviceHost, CallTracker {
     const processRank = this.options.processOf(peer);
     const endpoint = this.options.labelOf(peer);
     if (link.goodbye || this.closing) {
-      this.markLost(peer, new PeerLostError(`${endpoint} closed its connection`, processRank, { endpointRank: peer }));
+      this.markClosed(link, new PeerLostError(`${endpoint} closed its connection`, processRank, { endpointRank: peer }));
       return;
     }
     const loss = error instanceof PeerLostError ? error : new PeerLostError(`${endpoint} was lost (${error.message})`, processRank, { cause: error, endpointRank: peer });
+    // Nothing more is written to it or read from it; its calls wait for the grace.
+    link.failure = loss;
+    setTimeout(() => {
+      if (link.lost) return;
+      this.markLost(peer, loss);
+      this.onLost?.(peer, loss);
+    }, LOSS_GRACE_MS).unref();
+  }
+
+  /**
+   * `peer` is lost, and with it every endpoint of its process (a process ends whole: a failing
+   * thread ends it). Calls that need one of them fail with its error; every group that contains
+   * one is broken for good (ULFM's revoke): its pending calls fail now and its later calls at
+   * once, with `error`, whether or not they talk to the lost endpoints.
+   */
+  markLost(peer: number, error: Error): void {
+    const link = this.links[peer];
+    if (link === undefined || link.lost || link.goodbye) return;
+    link.lost = true;
+    link.failure ??= error;
+    const fallen = [link];
+    const processRank = this.options.processOf(peer);
+    for (const sibling of this.links) {
+      if (sibling === undefined || sibling.lost || sibling.goodbye || sibling.peer === this.rank || this.options.processOf(sibling.peer) !== processRank) continue;
+      sibling.lost = true;
+      sibling.failure ??= error instanceof PeerLostError ? new PeerLostError(`${this.options.labelOf(sibling.peer)} was lost with its process: ${error.message}`, processRank, { cause: error, endpointRank: sibling.peer }) : error;
+      fallen.push(sibling);
+    }
+    if (error instanceof PeerLostError) this.firstLost ??= peer;
+    const broken = [...this.routes.values()].filter((route) => route.failure === undefined && fallen.some((lost) => route.endpoints.includes(lost.peer)));
+    for (const route of broken) route.failure = error;
+    for (const call of this.pending()) {
+      const failure = this.failureFor(call.route, call.peerRank);
+      if (failure === undefined) continue;
+      this.failPending(call, failure);
+      // An algorithm that failed on one of its receives never awaits the others it had posted.
+      if (call.route.failure !== undefined) call.abandon();
+    }
+    for (const lost of fallen) this.release(lost);
+    for (const route of broken) this.forgetRoute(route);
+  }
+
+  /** `link`'s peer closed (or this endpoint did): calls that need it fail; its groups stay whole. */
+  private markClosed(link: Link, error: PeerLostError): void {
+    link.goodbye = true;
+    link.failure = error;
+    for (const call of this.pending()) if (this.needs(call, link.peer)) this.failPending(call, error);
+    this.release(link);
+  }
+
+  /** A peer closing named `peer` lost (see the Goodbye frame in deliver). */
+  private reportedLost(peer: number, reporter: number): void {
+    if (this.links[peer]?.lost !== false || this.options.processOf(peer) === this.options.processOf(this.rank)) return;
+    const loss = new PeerLostError(`${this.options.labelOf(peer)} was lost (as ${this.options.labelOf(reporter)} said when it closed)`, this.options.processOf(peer), { endpointRank: peer });
     this.markLost(peer, loss);
     this.onLost?.(peer, loss);
   }
 
-  /** Fails every call that needs `peer`, now and later. */
-  markLost(peer: number, error: Error): void {
-    const link = this.links[peer];
-    if (link === undefined || link.failure !== undefined) return;
-    link.failure = error;
-    const needsPeer = (call: PendingCall): boolean => {
-      if (call instanceof SendCall) return call.peer === peer;
-      const source = call.peerRank;
-      const endpoints = call.route.endpoints;
-      return source === ANY_SOURCE ? endpoints.includes(peer) : endpoints[source] === peer;
-    };
-    for (const call of this.pending()) {
-      if (!needsPeer(call)) continue;
-      if (call instanceof Receive || call instanceof Probe || call instanceof AlgorithmProbe) call.route.mailboxes[call.destination]?.remove(call);
-      this.untrack(call);
-      call.fail(this.callFailure(error, call.describe()));
-    }
+  private needs(call: PendingCall, peer: number): boolean {
+    if (call instanceof SendCall) return call.peer === peer;
+    const source = call.peerRank;
+    const endpoints = call.route.endpoints;
+    return source === ANY_SOURCE ? endpoints.includes(peer) : endpoints[source] === peer;
+  }
+
+  private failPending(call: PendingCall, failure: Error): void {
+    if (call instanceof Receive || call instanceof Probe || call instanceof AlgorithmProbe) call.route.mailboxes[call.destination]?.remove(call);
+    this.untrack(call);
+    call.fail(this.callFailure(failure, call.describe()));
+  }
+
+  /** Drops what `link` still held for a peer that is gone. */
+  private release(link: Link): void {
     for (const call of link.awaitingClearance.values()) if (call.detached) this.detachedDone(call.frame.size);
     link.blocked.removeWhere(() => true);
     link.awaitingAck.clear();
     link.awaitingClearance.clear();
     link.awaitingData.clear();
-    link.device.disconnect(peer);
+    link.device.disconnect(link.peer);
   }
 
-  /** The failure that a call on `route` with `source` (a rank or ANY_SOURCE) would meet, if any. */
+  /**
+   * A broken group's traffic with the survivors stops: sends of it waiting for them are dropped,
+   * and its unmatched messages here give their credit back (later ones are dropped as they come,
+   * see arrive), so that the survivors' other groups keep their flow.
+   */
+  private forgetRoute(route: Route): void {
+    const ofRoute = (call: { route: Route }) => call.route === route;
+    for (const link of this.links) {
+      if (link === undefined || link.failure !== undefined) continue;
+      link.blocked.removeWhere(ofRoute);
+      for (const [id, call] of link.awaitingClearance) {
+        if (!ofRoute(call)) continue;
+        link.awaitingClearance.delete(id);
+        if (call.detached) this.detachedDone(call.frame.size);
+      }
+      for (const [id, call] of link.awaitingAck) if (ofRoute(call)) link.awaitingAck.delete(id);
+      for (const [id, receive] of link.awaitingData) if (ofRoute(receive)) link.awaitingData.delete(id);
+    }
+    for (const mailbox of route.mailboxes) {
+      for (const frame of mailbox?.takeUnmatched() ?? []) {
+        const link = this.links[frame.peer] as Link;
+        this.unqueued(link, frame);
+        if (link.failure === undefined) this.drop(link, frame);
+      }
+    }
+  }
+
+  /**
+   * The failure a call on `route` with `source` (a rank or ANY_SOURCE) meets, if any: its broken
+   * group's (but a call to an endpoint of the lost process names that endpoint), else its peer's.
+   */
   private failureFor(route: Route, source: number): Error | undefined {
-    if (source !== ANY_SOURCE) return this.links[route.endpoints[source] as number]?.failure;
+    const broken = route.failure;
+    if (source !== ANY_SOURCE) {
+      const direct = this.gone(this.links[route.endpoints[source] as number]);
+      if (broken === undefined) return direct;
+      return direct instanceof PeerLostError && broken instanceof PeerLostError && direct.processRank === broken.processRank ? direct : broken;
+    }
+    if (broken !== undefined) return broken;
     for (const endpoint of route.endpoints) {
-      const failure = this.links[endpoint]?.failure;
+      const failure = this.gone(this.links[endpoint]);
       if (failure !== undefined) return failure;
     }
     return undefined;
+  }
+
+  /** Why `link`'s peer is gone, once it is for sure: lost, or closed (a loss a device saw waits for its grace). */
+  private gone(link: Link | undefined): Error | undefined {
+    return link !== undefined && (link.lost || link.goodbye) ? link.failure : undefined;
   }
 
   /** `error` restated in terms of one call ("receive from rank 1 of group 'g' failed: ..."). */
@@ -653,8 +778,9 @@ export class Engine implements DeviceHost, CallTracker {
       if (unsent() > 0) process.stderr.write(`ccjs: endpoint ${this.rank} closes with ${unsent()} message(s) never received within ${this.options.timeoutMs} ms\n`);
     }
     this.closing = true;
+    const lost = this.firstLost === undefined ? 0 : this.firstLost + 1;
     for (const link of this.links) {
-      if (link && link.failure === undefined && link.peer !== this.rank) this.output(link, new Frame(FrameType.Goodbye, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0), undefined);
+      if (link && link.failure === undefined && link.peer !== this.rank) this.output(link, new Frame(FrameType.Goodbye, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0, lost), undefined);
     }
     await Promise.all(this.allDevices.map((device) => device.close()));
   }

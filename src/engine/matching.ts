@@ -238,6 +238,15 @@ export class Mailbox {
     return (queue?.removeWhere((item) => item === receive).length ?? 0) > 0;
   }
 
+  /** Removes and returns every unmatched message (their group is broken: nobody will receive them). */
+  takeUnmatched(): Frame[] {
+    const taken = [...this.unmatchedMessages()];
+    for (const queue of this.sources) queue?.arrivals.removeWhere(() => true);
+    this.collectiveArrivals.clear();
+    this.unmatched = 0;
+    return taken;
+  }
+
   /** Every unmatched message (reported when an endpoint closes). */
   *unmatchedMessages(): IterableIterator<Frame> {
     for (const queue of this.sources) if (queue) yield* queue.arrivals;
