@@ -211,7 +211,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     // Process 0's heartbeat thread serves the other processes' (src/heartbeat.ts); its address goes out with the hello.
     const heartbeatServer = coordinator && processCount > 1 ? await HeartbeatThread.serve(dataHost, processCount, config.timeoutMs, coordinator.jobId, secret) : undefined;
     let world: World | undefined;
-    const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: dataHost, timeoutMs: config.timeoutMs, jobId: () => world?.jobId, secret }) : undefined;
+    const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: dataHost, timeoutMs: config.timeoutMs, jobId: () => world?.jobId, secret, tls: config.tls, trace: (line) => trace?.(line) }) : undefined;
     const native = shmNative();
     const shm =
       size > 1

@@ -3,7 +3,8 @@
  * endpoints: the point-to-point and algorithm checks of the in-process suites, run by every
  * endpoint (spec/scenarios/). Shared memory between threads (1 × 4), between processes (3 × 1)
  * and both (2 × 2); TCP between processes and between threads; UCX (forced: it otherwise serves
- * other hosts) over its TCP and its shared-memory transports, between processes and threads.
+ * other hosts) over its TCP and its shared-memory transports, between processes and threads; TCP
+ * encrypted with TLS (CCJS_TLS=1).
  */
 import { expect } from 'chai';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
@@ -11,21 +12,22 @@ import { runScenario } from './harness.js';
 import { COLLECTIVE_CHECKS } from './collective-checks.js';
 import { ucxMissing } from '../transport/ucx/native.js';
 
-const TOPOLOGIES: readonly { processes: number; threads: number; transport: string; ucxTls?: string }[] = [
+const TOPOLOGIES: readonly { processes: number; threads: number; transport: string; ucxTls?: string; tls?: boolean }[] = [
   { processes: 1, threads: 4, transport: 'shm' },
   { processes: 3, threads: 1, transport: 'shm' },
   { processes: 2, threads: 2, transport: 'shm' },
   { processes: 3, threads: 1, transport: 'tcp' },
   { processes: 2, threads: 2, transport: 'tcp' },
+  { processes: 3, threads: 1, transport: 'tcp', tls: true },
   { processes: 3, threads: 1, transport: 'ucx', ucxTls: 'tcp' },
   { processes: 3, threads: 1, transport: 'ucx', ucxTls: 'sm' },
   { processes: 2, threads: 2, transport: 'ucx', ucxTls: 'tcp' },
 ];
 
-for (const { processes, threads, transport, ucxTls } of TOPOLOGIES) {
-  describe(`a job of ${processes} process(es) × ${threads} thread(s) over ${transport}${ucxTls ? ` (UCX_TLS=${ucxTls})` : ''}`, function () {
+for (const { processes, threads, transport, ucxTls, tls } of TOPOLOGIES) {
+  describe(`a job of ${processes} process(es) × ${threads} thread(s) over ${transport}${ucxTls ? ` (UCX_TLS=${ucxTls})` : ''}${tls ? ' with TLS' : ''}`, function () {
     const endpoints = processes * threads;
-    const transportEnv = ucxTls === undefined ? { CCJS_TRANSPORT: transport } : { CCJS_TRANSPORT: transport, UCX_TLS: ucxTls };
+    const transportEnv = { CCJS_TRANSPORT: transport, ...(ucxTls === undefined ? {} : { UCX_TLS: ucxTls }), ...(tls ? { CCJS_TLS: '1' } : {}) };
     const job = (name: string, args: object = {}, env: NodeJS.ProcessEnv = {}) => runScenario(processes, threads, name, args, { ...transportEnv, ...env });
 
     before(function () {
@@ -36,12 +38,19 @@ for (const { processes, threads, transport, ucxTls } of TOPOLOGIES) {
       }
     });
 
-    it(`serves every pair of endpoints with ${transport}`, async function () {
-      const tables = (await job('devices')).results as string[];
+    it(`serves every pair of endpoints with ${transport}${tls ? ', every link encrypted' : ''}`, async function () {
+      const { results, stderr } = await job('devices', {}, tls ? { CCJS_TRACE: '1' } : {});
+      const tables = results as string[];
       expect(tables).to.have.lengthOf(endpoints);
       for (const table of tables) {
         const devices = [...table.matchAll(/: (\w+) \((same process|same host)\)/g)].map((match) => match[1]);
         expect(devices, table).to.deep.equal(new Array(endpoints - 1).fill(transport));
+      }
+      if (tls) {
+        // Both ends of every link say it is encrypted.
+        const links = [...stderr.matchAll(/tcp endpoint (\d+) ↔ endpoint (\d+): TLSv1\.2 TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256/g)].map((match) => `${match[1]}-${match[2]}`);
+        expect(links.sort(), stderr).to.have.lengthOf(endpoints * (endpoints - 1));
+        expect(new Set(links).size).to.equal(endpoints * (endpoints - 1));
       }
     });
 

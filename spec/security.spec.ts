@@ -6,13 +6,12 @@
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { distRoot, freePort, run, spawnJob } from './harness.js';
 import type { SpawnedProcess } from './harness.js';
-import { authenticated, closesWithin, controlFrame, probe, sleep, startGuardedJob } from './strangers.js';
+import { authenticated, closesWithin, controlFrame, probe, recordingProxy, sleep, startGuardedJob } from './strangers.js';
 import type { GuardedJob } from './strangers.js';
 
 const ring = path.join(distRoot, 'examples', 'ring.js');
@@ -28,27 +27,6 @@ async function expectRefusals(spawned: SpawnedProcess, count: number): Promise<v
   for (let waited = 0; waited < 5000 && refusals(spawned) < count; waited += 50) await sleep(50);
   await sleep(300);
   expect(refusals(spawned), spawned.stderr).to.equal(count);
-}
-
-/** A proxy that records what a client sends through it to `port`. */
-async function recordingProxy(port: number): Promise<{ port: number; sent: Buffer[]; close: () => void }> {
-  const sent: Buffer[] = [];
-  const sockets: net.Socket[] = [];
-  const server = net.createServer((client) => {
-    const upstream = net.connect({ host: '127.0.0.1', port });
-    sockets.push(client, upstream);
-    client.on('data', (chunk: Buffer) => {
-      sent.push(chunk);
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => client.write(chunk));
-    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
-      from.on('error', () => {});
-      from.on('close', () => to.destroy());
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return { port: (server.address() as net.AddressInfo).port, sent, close: () => (sockets.forEach((socket) => socket.destroy()), server.close()) };
 }
 
 describe('authentication', function () {

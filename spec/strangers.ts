@@ -133,3 +133,24 @@ export async function startGuardedJob(env: NodeJS.ProcessEnv): Promise<GuardedJo
     },
   };
 }
+
+/** A proxy that records what a client sends through it to `port`. */
+export async function recordingProxy(port: number): Promise<{ port: number; sent: Buffer[]; close: () => void }> {
+  const sent: Buffer[] = [];
+  const sockets: net.Socket[] = [];
+  const server = net.createServer((client) => {
+    const upstream = net.connect({ host: '127.0.0.1', port });
+    sockets.push(client, upstream);
+    client.on('data', (chunk: Buffer) => {
+      sent.push(chunk);
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      from.on('error', () => {});
+      from.on('close', () => to.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { port: (server.address() as net.AddressInfo).port, sent, close: () => (sockets.forEach((socket) => socket.destroy()), server.close()) };
+}

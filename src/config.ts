@@ -59,6 +59,8 @@ export interface MasterOptions {
   strictSerialization?: boolean;
   /** Address or interface name the TCP device listens on (CCJS_INTERFACE; default loopback for a job on one host, else the first external IPv4). */
   interface?: string;
+  /** Encrypt the tcp device's connections with TLS keyed by the job secret (CCJS_TLS; default false; every process of a job must agree). */
+  tls?: boolean;
   /** An exception escaping a member's run() aborts the job (true, default) or only rejects start() (false). Not in the config file. */
   abortOnError?: boolean;
   /** Close the master once every member added to it is done (default true). Not in the config file. */
@@ -96,6 +98,7 @@ export interface Config {
   readonly outOfBandThreshold: number;
   readonly strictSerialization: boolean;
   readonly interface: string | undefined;
+  readonly tls: boolean;
   readonly abortOnError: boolean;
   readonly autoClose: boolean;
   readonly collectives: SelectionTable | undefined;
@@ -129,6 +132,7 @@ const DEFAULTS: Config = {
   outOfBandThreshold: 1024,
   strictSerialization: false,
   interface: undefined,
+  tls: false,
   abortOnError: true,
   autoClose: true,
   collectives: undefined,
@@ -153,6 +157,7 @@ const FILE_KEYS = [
   'outOfBandThreshold',
   'strictSerialization',
   'interface',
+  'tls',
   'collectives',
   'algorithms',
   'trace',
@@ -175,6 +180,7 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   CCJS_OOB_THRESHOLD: 'outOfBandThreshold',
   CCJS_STRICT_SERIALIZATION: 'strictSerialization',
   CCJS_INTERFACE: 'interface',
+  CCJS_TLS: 'tls',
   CCJS_ALGORITHMS: 'algorithms',
   CCJS_TRACE: 'trace',
   CCJS_TRACE_FILE: 'traceFile',
@@ -229,6 +235,7 @@ export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEn
       if (typeof value !== 'string' || value === '') throw new ConfigError(`${source} must be an address or interface name, got ${JSON.stringify(value)}`);
       return value;
     }),
+    tls: pick('tls', boolean),
     abortOnError: pick('abortOnError', boolean),
     autoClose: pick('autoClose', boolean),
     collectives: pick('collectives', (value, source) => checkTable(value, source)),

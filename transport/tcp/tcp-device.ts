@@ -3,14 +3,18 @@
  * order. The endpoint with the higher rank dials, the lower one accepts; every connection first
  * passes the job's challenge–response (src/security/handshake.ts), then its first frame says who
  * dialled and for which job. Everything else (matching, protocols, flow control) is the engine's.
+ * With `tls` on, each connection is TLS first (src/security/tls.ts) and all of the above runs
+ * inside it.
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
 import type { Frame } from '../../src/engine/frame.js';
 import { COALESCE_BYTES, Connection } from './connection.js';
 import type { ConnectionHandler } from './connection.js';
 import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
 import { Gatekeeper, authenticate, handshakeDeadline } from '../../src/security/handshake.js';
+import { describeEncryption, tlsClientOptions, tlsFailure, tlsServerOptions } from '../../src/security/tls.js';
 
 /** Connections still authenticating at once; a flood beyond it drops the oldest. */
 const MAX_UNAUTHENTICATED = 256;
@@ -25,6 +29,10 @@ export interface TcpDeviceOptions {
   readonly jobId: () => string | undefined;
   /** The job secret every connection proves it knows. */
   readonly secret: Buffer;
+  /** Encrypt every connection with TLS keyed by the secret. */
+  readonly tls: boolean;
+  /** Told once per encrypted link (CCJS_TRACE). */
+  readonly trace?: ((line: string) => void) | undefined;
 }
 
 /** The record an endpoint publishes for this device. */
@@ -68,12 +76,21 @@ export class TcpDevice implements Device {
   ) {
     const what = `the tcp device of endpoint ${options.rank}`;
     this.gatekeeper = new Gatekeeper({ what, secret: options.secret, deadlineMs: handshakeDeadline(options.timeoutMs), maxPending: MAX_UNAUTHENTICATED, admit: (socket) => this.accept(socket) });
-    server.on('connection', (socket) => this.gatekeeper.accept(socket));
+    if (server instanceof tls.Server) {
+      server.on('secureConnection', (socket: tls.TLSSocket) => this.gatekeeper.accept(socket));
+      server.on('tlsClientError', (error: Error, socket: tls.TLSSocket) => {
+        process.stderr.write(`ccjs: ${what} refused a connection from ${socket.remoteAddress ?? 'an unknown address'}:${socket.remotePort ?? '?'}: TLS handshake failed (${tlsFailure(error)})\n`);
+      });
+    } else {
+      server.on('connection', (socket) => this.gatekeeper.accept(socket));
+    }
   }
 
   /** Starts listening; peers learn `address` through the coordinator, then `connect` runs. */
   static async listen(options: TcpDeviceOptions): Promise<TcpDevice> {
-    const server = net.createServer({ noDelay: true });
+    const server = options.tls
+      ? tls.createServer({ ...tlsServerOptions(options.secret, handshakeDeadline(options.timeoutMs)), noDelay: true })
+      : net.createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) => reject(new TransportError(`tcp device cannot listen on ${options.listenHost}: ${error.message}`, { cause: error })));
       server.listen(0, options.listenHost, () => resolve());
@@ -129,18 +146,28 @@ export class TcpDevice implements Device {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** The TLS protocol and cipher of the link to `peer`, or undefined when it is not encrypted. */
+  encryption(peer: number): string | undefined {
+    const socket = this.connections.get(peer)?.socket;
+    return socket instanceof tls.TLSSocket ? describeEncryption(socket) : undefined;
+  }
+
   private dial(rank: number, address: TcpAddress): Promise<void> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
-      const where = `endpoint ${rank} at ${address.host}:${address.port}`;
+      const { host, port } = address;
+      const socket = this.options.tls
+        ? tls.connect({ ...tlsClientOptions(this.options.secret), host, port })
+        : net.connect({ host, port, noDelay: true });
+      const where = `endpoint ${rank} at ${host}:${port}`;
       socket.once('error', (error) => reject(new TransportError(`tcp device: cannot connect to ${where}: ${error.message}`, { cause: error })));
-      socket.once('connect', () => {
+      socket.once(this.options.tls ? 'secureConnect' : 'connect', () => {
         this.tune(socket);
         authenticate(socket, this.options.secret, 'client', handshakeDeadline(this.options.timeoutMs)).then(
           () => {
             const connection = new Connection(socket, this.handlerFor(rank));
             connection.hello(this.options.rank, Buffer.from(this.options.jobId() ?? ''));
             this.connections.set(rank, connection);
+            this.traceEncryption(rank);
             resolve();
           },
           (error: Error) => reject(new TransportError(`tcp device: ${where} did not authenticate: ${error.message}`, { cause: error })),
@@ -182,10 +209,16 @@ export class TcpDevice implements Device {
       return;
     }
     this.connections.set(rank, connection);
+    this.traceEncryption(rank);
     const handler = this.handlerFor(rank);
     connection.setHandler(handler);
     for (const frame of early.frames) handler.frame(frame);
     this.linkEstablished();
+  }
+
+  private traceEncryption(peer: number): void {
+    const encryption = this.encryption(peer);
+    if (encryption !== undefined) this.options.trace?.(`ccjs trace: tcp endpoint ${this.options.rank} ↔ endpoint ${peer}: ${encryption}`);
   }
 
   private tune(socket: net.Socket): void {
