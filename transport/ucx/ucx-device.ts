@@ -16,13 +16,16 @@ import { FrameType } from '../../src/engine/frame.js';
 import type { Frame } from '../../src/engine/frame.js';
 import { progressEngine } from '../../src/engine/progress.js';
 import type { PollingDevice } from '../../src/engine/progress.js';
-import { ConfigError, TransportError } from '../../src/errors.js';
+import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
 import { messageParts, readMessage, wholeMessage } from './frames.js';
 import { UCX_LOST, UCX_RECEIVED, UCX_SENT } from './native.js';
 import type { UcxNative, UcxWorker } from './native.js';
 
 /** How often the worker is progressed while nothing else does it (keepalives, missed wake-ups). */
 const SAFETY_PROGRESS_MS = 100;
+
+/** The message a peer sends once it has connected to this endpoint: empty, unlike any frame. */
+const WIREUP = new Uint8Array(0);
 
 /** UCX transports that move bytes through memory; a pair on one host without any runs slower than it should. */
 const MEMORY_TRANSPORTS = ['posix', 'sysv', 'cma', 'knem', 'xpmem', 'self'];
@@ -91,6 +94,8 @@ export class UcxDevice implements Device, PollingDevice {
   private pollScheduled = false;
   private closed = false;
   private safety: NodeJS.Timeout | undefined;
+  /** Told of each peer's wireup message while connect waits for them. */
+  private wireupFrom: ((peer: number) => void) | undefined;
 
   constructor(private readonly options: UcxDeviceOptions) {
     setUcxDefaults();
@@ -107,10 +112,32 @@ export class UcxDevice implements Device, PollingDevice {
       this.peers.add(peer.rank);
       this.tellLanes(peer.rank, address.host === this.options.host);
     }
+    const reached = this.awaitWireup(peers.map((peer) => peer.rank));
+    for (const peer of this.peers) this.sendMessage(peer, [WIREUP], undefined);
     progressEngine.register(this);
     this.safety = setInterval(() => this.progress(), SAFETY_PROGRESS_MS);
     this.safety.unref();
     this.worker.arm();
+    await reached;
+  }
+
+  /**
+   * Resolves once every peer has said it reached this endpoint (TimeoutError naming the others):
+   * connecting to a worker over shared memory attaches to the peer's segment, so a peer must not
+   * finish and take it away while this endpoint still connects, as TCP's connect waits for every link.
+   */
+  private awaitWireup(peers: readonly number[]): Promise<void> {
+    const waiting = new Set(peers);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new TimeoutError(`ucx device of endpoint ${this.options.rank}: endpoint(s) ${[...waiting].join(', ')} did not connect within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+      this.wireupFrom = (peer) => {
+        waiting.delete(peer);
+        if (waiting.size > 0) return;
+        clearTimeout(timer);
+        this.wireupFrom = undefined;
+        resolve();
+      };
+    });
   }
 
   /** Says which transports carry each peer (CCJS_TRACE), and warns of a pair on one host that UCX put on the network. */
@@ -126,10 +153,15 @@ export class UcxDevice implements Device, PollingDevice {
   send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean {
     if (!this.peers.has(peer)) throw new TransportError(`ucx device of endpoint ${this.options.rank}: no endpoint to endpoint ${peer}`);
     const copied = frame.size <= this.copyLimit;
+    return this.sendMessage(peer, copied ? wholeMessage(frame) : messageParts(frame), copied ? undefined : releasable) || copied || releasable === undefined;
+  }
+
+  /** Sends one message; true when UCX is done with its parts at once, else `releasable` is told later. */
+  private sendMessage(peer: number, parts: readonly Uint8Array[], releasable: Releasable | undefined): boolean {
     const token = (this.nextToken = (this.nextToken + 1) >>> 0);
-    if (this.worker.send(peer, copied ? wholeMessage(frame) : messageParts(frame), token)) return true;
-    this.inFlight.set(token, copied ? undefined : releasable);
-    return copied || releasable === undefined;
+    if (this.worker.send(peer, parts, token)) return true;
+    this.inFlight.set(token, releasable);
+    return false;
   }
 
   /** Hands what completed to the engine; returns how much moved. */
@@ -155,9 +187,14 @@ export class UcxDevice implements Device, PollingDevice {
           this.host?.lost(peer, new TransportError(`a receive from it failed in UCX: ${value}`));
           return;
         }
+        const message = value as ArrayBuffer;
+        if (message.byteLength === 0) {
+          this.wireupFrom?.(peer);
+          return;
+        }
         let frame: Frame;
         try {
-          frame = readMessage(value as ArrayBuffer);
+          frame = readMessage(message);
         } catch (error) {
           this.host?.lost(peer, error as Error);
           return;
