@@ -10,8 +10,11 @@
  *
  *   npx ccjbench [--list-algorithms] [--collectives a,b] [--algorithms x,y] [--sizes 0,4,16|--max-size BYTES]
  *                [--members 2..N|2,3,4] [--payload typed|object|both] [--repetitions R]
- *                [--transport tcp|auto] [--out DIR] [--quick] [--counts]
+ *                [--transport tcp|auto] [--hosts a:2,b:2 [--launch-agent CMD]] [--out DIR] [--quick] [--counts]
  *
+ * --hosts runs one job over those hosts (ccjrun's host list; members: all their slots), started
+ * through the launch agent (ssh by default), so that the collectives see a layout over hosts and
+ * their hierarchical variants do what they are for.
  * --counts also counts, once per point apart from the timed repetitions, the messages and bytes one
  * call sends over the job, per device and between hosts (ColGroupMaster.messageCounts), and prints them.
  */
@@ -22,11 +25,13 @@ import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup, DeviceName, MessageCount, MessageCounts } from '../src/index.js';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import { algorithmName } from '../src/collectives/selection.js';
+import type { Layout } from '../src/collectives/selection.js';
+import { parseHostList } from '../src/cli/hosts.js';
 import { messageBytes } from '../src/collectives/message-size.js';
 import { Reductions } from '../reduction/index.js';
 import type { Located, ReductionObject } from '../reduction/index.js';
 import { DividableArray } from '../dividable/dividable-array.js';
-import { runJob } from './job.js';
+import { runHostsJob, runJob } from './job.js';
 import { Progress, warnIfLoaded } from './progress.js';
 import { lineChart } from './svg.js';
 import type { YAxisKind } from './svg.js';
@@ -59,6 +64,8 @@ export interface Measurement {
   readonly repetitions: number;
   /** With --counts: what one call sent, summed over the endpoints. */
   readonly counts?: CallCounts;
+  /** With --hosts: how the members were spread over the hosts. */
+  readonly layout?: Layout;
 }
 
 /** Messages (and bytes) one call sent, summed over the job's endpoints: per device, and between hosts. */
@@ -89,6 +96,15 @@ export interface SuitePlan {
   readonly transport: BenchTransport;
   /** --counts: count each point's messages once, apart from the timed repetitions. */
   readonly counts?: boolean;
+  /** --hosts: one job over these hosts instead of jobs on this machine. */
+  readonly hosts?: HostsPlan;
+}
+
+export interface HostsPlan {
+  /** ccjrun's --hosts list, e.g. "a:2,b:2". */
+  readonly list: string;
+  readonly launchAgent: string;
+  readonly layout: Layout;
 }
 
 const KIB = 1024;
@@ -290,7 +306,8 @@ class BenchMember extends ColMember {
       const call = CALLS[point.primitive]({ member: this, group, rank, data, op: reductionFor(point.payload), algorithm: point.algorithm });
       const { microseconds, repetitions } = await this.best(group, call, repetitionsFor(this.plan, point.bytes));
       const counts = this.plan.counts === true ? { counts: await this.count(group, call) } : {};
-      this.measurements.push({ ...point, members, selectionBytes: call.selectionBytes, microseconds, repetitions, ...counts });
+      const layout = this.plan.hosts === undefined ? {} : { layout: this.plan.hosts.layout };
+      this.measurements.push({ ...point, members, selectionBytes: call.selectionBytes, microseconds, repetitions, ...counts, ...layout });
       if (rank === 0) process.stdout.write(`${POINT_DONE}\n`);
     }
   }
@@ -366,7 +383,8 @@ export async function runSuite(plan: SuitePlan, command: string): Promise<Measur
       progress.tick(`p=${members} ${point.primitive} ${point.algorithm} ${point.payload} ${formatBytes(point.bytes)}`, (next === 0 ? JOB_START_MICROSECONDS : 0) + estimatedMicroseconds(plan, point));
       next += 1;
     };
-    const output = await runJob(SCRIPT, members, ['rank', JSON.stringify(plan)], plan.transport, lineReader(onLine));
+    const args = ['rank', JSON.stringify(plan)];
+    const output = plan.hosts === undefined ? await runJob(SCRIPT, members, args, plan.transport, lineReader(onLine)) : await runHostsJob(SCRIPT, plan.hosts.list, plan.hosts.launchAgent, args, plan.transport, lineReader(onLine));
     measurements.push(...(JSON.parse(output.trim().split('\n').pop() as string) as Measurement[]));
   }
   progress.finish();
@@ -385,7 +403,7 @@ export interface FlagSpec {
 
 /** The flags that shape the suite, shared by ccjbench and ccjtune. */
 export const SUITE_FLAGS: FlagSpec = {
-  values: ['collectives', 'algorithms', 'sizes', 'max-size', 'members', 'repetitions', 'transport'],
+  values: ['collectives', 'algorithms', 'sizes', 'max-size', 'members', 'repetitions', 'transport', 'hosts', 'launch-agent'],
   switches: ['quick'],
 };
 
@@ -454,17 +472,37 @@ export function planFrom(flags: Map<string, string>, payloads: readonly PayloadK
   if (!Number.isInteger(repetitions) || repetitions < 1) throw new UsageError(`--repetitions must be an integer >= 1, got '${flags.get('repetitions')}'`);
   const transport = flags.get('transport') ?? 'tcp';
   if (!(BENCH_TRANSPORTS as readonly string[]).includes(transport)) throw new UsageError(`--transport must be one of ${BENCH_TRANSPORTS.join(', ')}, got '${transport}'`);
+  const hosts = hostsPlanFrom(flags);
+  if (hosts !== undefined && flags.has('members') && flags.get('members') !== String(hosts.members)) throw new UsageError(`--members: a job on --hosts ${hosts.plan.list} has all their ${hosts.members} slots`);
   return {
+    ...(hosts === undefined ? {} : { hosts: hosts.plan }),
     primitives,
     sizes: [...new Set(sizes)].sort((a, b) => a - b),
     payloads,
     // Sizes asked for explicitly are measured with objects too, however long that takes.
     objectSizeLimit: sizesFlag !== undefined || maxSize !== undefined ? Number.MAX_SAFE_INTEGER : preset.objectSizeLimit, // JSON has no Infinity
-    members: flags.has('members') ? parseMembers(flags.get('members') as string) : [...preset.members],
+    members: hosts !== undefined ? [hosts.members] : flags.has('members') ? parseMembers(flags.get('members') as string) : [...preset.members],
     repetitions,
     budgetMicroseconds: preset.budgetMicroseconds,
     transport: transport as BenchTransport,
   };
+}
+
+/** --hosts and --launch-agent: the hosts, their layout and the member count, or undefined without --hosts. */
+function hostsPlanFrom(flags: Map<string, string>): { plan: HostsPlan; members: number } | undefined {
+  const list = flags.get('hosts');
+  if (list === undefined) {
+    if (flags.has('launch-agent')) throw new UsageError('--launch-agent goes with --hosts');
+    return undefined;
+  }
+  let slots: number[];
+  try {
+    slots = parseHostList(list).map((host) => host.slots);
+  } catch (error) {
+    throw new UsageError(`--hosts: ${(error as Error).message}`);
+  }
+  const plan = { list, launchAgent: flags.get('launch-agent') ?? 'ssh', layout: { hosts: slots.length, perHost: Math.max(...slots) } };
+  return { plan, members: slots.reduce((sum, count) => sum + count, 0) };
 }
 
 // ---------- reports ----------
@@ -611,7 +649,8 @@ const RESULTS_FILE = 'results.json';
 function writeReports(directory: string, run: SuiteRun): { fits: ModelFit[]; written: string[] } {
   const { plan, measurements } = run;
   const fits = seriesOf(measurements).map(fitSeries);
-  const context = `ccjs ${plan.transport} over ${plan.members.join(', ')} processes on one machine (node ${process.version}); best of up to ${plan.repetitions}–${plan.repetitions * SMALL_MESSAGE_BOOST} repetitions, each after a barrier, slowest member`;
+  const where = plan.hosts === undefined ? `${plan.members.join(', ')} processes on one machine` : `${plan.members.join(', ')} processes on hosts ${plan.hosts.list}`;
+  const context = `ccjs ${plan.transport} over ${where} (node ${process.version}); best of up to ${plan.repetitions}–${plan.repetitions * SMALL_MESSAGE_BOOST} repetitions, each after a barrier, slowest member`;
   const files = new Map<string, string>([
     [RESULTS_FILE, `${JSON.stringify({ ...run, fits }, null, 2)}\n`],
     ['results.md', `# ccjbench results\n\n${context}.\n\n${latencyTables(measurements)}\n`],
@@ -659,7 +698,8 @@ function readRun(directory: string): SuiteRun {
 }
 
 const USAGE = `usage: ccjbench [--list-algorithms] [--collectives a,b] [--algorithms x,y] [--sizes 0,4,16,...|--max-size BYTES]
-                [--members 2..N|2,3,4] [--payload typed|object|both] [--repetitions R] [--transport tcp|auto] [--out DIR] [--quick] [--counts]
+                [--members 2..N|2,3,4] [--payload typed|object|both] [--repetitions R] [--transport tcp|auto]
+                [--hosts a:2,b:2 [--launch-agent CMD]] [--out DIR] [--quick] [--counts]
        ccjbench --report [--out DIR]     (redraw the tables and plots from DIR/results.json, without measuring)`;
 
 /** Runs a command's body unless --help asked for the usage text; usage errors print it and exit with code 2. */

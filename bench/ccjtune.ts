@@ -9,8 +9,14 @@
  * built-in choice beats in the rule's own measurements. Prints what it chose and how it
  * compares with the built-in table in each region.
  *
+ * Jobs on this machine tune the rules for groups on one host. With --hosts (and --launch-agent)
+ * the job runs over those hosts, hierarchical variants included, and tunes the rules for groups
+ * over several hosts (written with minHosts: 2). Either way the rules of the other kind are kept:
+ * the config file's, or else the built-in table's.
+ *
  *   npx ccjtune [--quick] [--out FILE] [--log FILE] [--members 2..N] [--collectives a,b] [--algorithms x,y]
  *               [--sizes 0,1024,...|--max-size BYTES] [--repetitions R] [--transport tcp|auto]
+ *               [--hosts a:2,b:2 [--launch-agent CMD]]
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -51,7 +57,8 @@ function cellsOf(collective: CollectiveName, measurements: readonly Measurement[
   const cells = new Map<string, Cell & { times: Map<string, number> }>();
   for (const m of measurements) {
     const key = `${m.members}/${m.bytes}`;
-    const choice = () => builtIn.select(collective, { bytes: m.selectionBytes, members: m.members, commutative: true, requested: undefined }).name;
+    const layout = m.layout === undefined ? {} : { layout: m.layout };
+    const choice = () => builtIn.select(collective, { bytes: m.selectionBytes, members: m.members, commutative: true, requested: undefined, ...layout }).name;
     const cell = cells.get(key) ?? { members: m.members, selectionBytes: m.selectionBytes, times: new Map<string, number>(), builtIn: choice() };
     cell.times.set(m.algorithm, Math.min(m.microseconds, cell.times.get(m.algorithm) ?? Infinity));
     cells.set(key, cell);
@@ -276,38 +283,47 @@ export function deriveRegions(collective: CollectiveName, measurements: readonly
   return keepBuiltInUnlessBeaten(regionsOf(chosen, cells));
 }
 
+/** Which rules a run tunes: those for groups on one host (jobs on this machine) or over several hosts (--hosts). */
+export type Scope = 'one host' | 'hosts';
+
+const inScope = (scope: Scope, rule: SelectionRule) => keysOnTopology(rule) === (scope === 'hosts');
+
+/** The built-in table's rules of one scope. */
+const builtInRules = (collective: CollectiveName, scope: Scope) => (DEFAULT_TABLE[collective] ?? []).filter((rule) => inScope(scope, rule));
+
+/** Rules tuned over hosts apply to every group that spans several. */
+const ACROSS_HOSTS = { minHosts: 2 } as const;
+
 /**
- * The rules a region stands for: its own, or the built-in table's within its bounds (built-in
- * rules the earlier regions leave unreachable left out, and none after one that takes all).
+ * The rules a region stands for: its own, or the built-in table's (of the scope) within its bounds
+ * (built-in rules the earlier regions leave unreachable left out, and none after one that takes all).
  */
-function rulesOfRegion(collective: CollectiveName, region: Region): SelectionRule[] {
-  if (region.rule.algorithm !== BUILT_IN) return [region.rule];
+function rulesOfRegion(collective: CollectiveName, region: Region, scope: Scope): SelectionRule[] {
+  if (region.rule.algorithm !== BUILT_IN) return [scope === 'hosts' ? { ...ACROSS_HOSTS, ...region.rule } : region.rule];
   const { maxBytes, maxMembers } = region.rule;
   const rules: SelectionRule[] = [];
-  for (const builtIn of flatRules(collective)) {
+  for (const builtIn of builtInRules(collective, scope)) {
     const bytes = builtIn.maxBytes === undefined ? maxBytes : Math.min(builtIn.maxBytes, maxBytes ?? Infinity);
     const members = builtIn.maxMembers === undefined ? maxMembers : Math.min(builtIn.maxMembers, maxMembers ?? Infinity);
     const unreachable = (members !== undefined && region.membersAbove !== undefined && members <= region.membersAbove) || (bytes !== undefined && region.bytesAbove !== undefined && bytes <= region.bytesAbove);
     if (unreachable) continue;
-    rules.push({ ...(bytes === undefined ? {} : { maxBytes: bytes }), ...(members === undefined ? {} : { maxMembers: members }), algorithm: builtIn.algorithm });
-    if (bytes === maxBytes && members === maxMembers) break;
+    rules.push({ ...builtIn, ...(bytes === undefined ? {} : { maxBytes: bytes }), ...(members === undefined ? {} : { maxMembers: members }) });
+    if (bytes === maxBytes && members === maxMembers && !keysOnTopology(builtIn)) break;
   }
   return rules;
 }
 
 const isHierarchical = (primitive: string, algorithm: string) => (COLLECTIVES as string[]).includes(primitive) && ALGORITHMS[primitive as CollectiveName][algorithm]?.hierarchical === true;
 
-/** The built-in rules that do not key on hosts: the ones ccjtune's jobs, all on this host, measure. */
-const flatRules = (collective: CollectiveName) => (DEFAULT_TABLE[collective] ?? []).filter((rule) => !keysOnTopology(rule));
-
 /**
  * The rules to write for a collective, or undefined where the built-in table stays throughout.
- * The jobs run on one host, so the built-in rules for groups over several hosts come first, as they are.
+ * `kept` are the rules of the other scope (default: the built-in table's): rules over hosts come
+ * first, as a group over several hosts must meet them before the rules for one host.
  */
-export function rulesOf(collective: CollectiveName, regions: readonly Region[]): SelectionRule[] | undefined {
+export function rulesOf(collective: CollectiveName, regions: readonly Region[], scope: Scope = 'one host', kept: readonly SelectionRule[] = builtInRules(collective, scope === 'hosts' ? 'one host' : 'hosts')): SelectionRule[] | undefined {
   if (regions.every((region) => region.rule.algorithm === BUILT_IN)) return undefined;
-  const acrossHosts = (DEFAULT_TABLE[collective] ?? []).filter(keysOnTopology);
-  return [...acrossHosts, ...regions.flatMap((region) => rulesOfRegion(collective, region))];
+  const tuned = regions.flatMap((region) => rulesOfRegion(collective, region, scope));
+  return scope === 'hosts' ? [...tuned, ...kept] : [...kept, ...tuned];
 }
 
 /** Every collective measured, with its regions. */
@@ -353,13 +369,24 @@ function report(collective: CollectiveName, regions: readonly Region[]): string[
  * any it had, so that the built-in table applies to it again.
  */
 function writeConfig(file: string, tuned: SelectionTable, measured: readonly CollectiveName[]): void {
-  const existing: unknown = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
-  if (typeof existing !== 'object' || existing === null || Array.isArray(existing)) throw new UsageError(`${file} does not hold a JSON object`);
-  const { collectives: previous, ...others } = existing as Record<string, unknown>;
+  const existing = readConfigObject(file);
+  const { collectives: previous, ...others } = existing;
   const kept = typeof previous === 'object' && previous !== null ? Object.entries(previous).filter(([collective]) => !(measured as string[]).includes(collective)) : [];
   const collectives = checkTable({ ...Object.fromEntries(kept), ...tuned }, `'collectives' for ${file}`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(Object.keys(collectives).length > 0 ? { ...others, collectives } : others, null, 2)}\n`);
+}
+
+function readConfigObject(file: string): Record<string, unknown> {
+  const existing: unknown = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+  if (typeof existing !== 'object' || existing === null || Array.isArray(existing)) throw new UsageError(`${file} does not hold a JSON object`);
+  return existing as Record<string, unknown>;
+}
+
+/** The selection table the config file holds now (checked), or an empty one. */
+function readTable(file: string): SelectionTable {
+  const { collectives } = readConfigObject(file);
+  return collectives === undefined ? {} : checkTable(collectives, `'collectives' in ${file}`);
 }
 
 /** What --log writes: the measurements and the rules derived from them, so that a run can be checked afterwards. */
@@ -374,23 +401,27 @@ export interface TuneLog {
 }
 
 const USAGE = `usage: ccjtune [--quick] [--out FILE] [--log FILE] [--members 2..N|2,3] [--collectives a,b] [--algorithms x,y]
-               [--sizes 0,1024,...|--max-size BYTES] [--repetitions R] [--transport tcp|auto]`;
+               [--sizes 0,1024,...|--max-size BYTES] [--repetitions R] [--transport tcp|auto] [--hosts a:2,b:2 [--launch-agent CMD]]`;
 
 export async function main(args: readonly string[]): Promise<void> {
   await withUsage(args, USAGE, async () => {
     const flags = readFlags(args, { values: [...SUITE_FLAGS.values, 'out', 'log'], switches: SUITE_FLAGS.switches });
     const suite = planFrom(flags, ['typed']);
-    // Its jobs run on one host, where a hierarchical algorithm is only its intra-host level.
-    const flat = (primitive: PrimitivePlan) => ({ ...primitive, algorithms: primitive.algorithms.filter((algorithm) => !isHierarchical(primitive.primitive, algorithm)) });
-    const plan = { ...suite, primitives: suite.primitives.filter((primitive) => primitive.primitive !== 'pingpong').map(flat) };
+    const scope: Scope = suite.hosts === undefined ? 'one host' : 'hosts';
+    // Jobs on one host: a hierarchical algorithm would be only its intra-host level there.
+    const measurable = (primitive: PrimitivePlan) => (scope === 'hosts' ? primitive : { ...primitive, algorithms: primitive.algorithms.filter((algorithm) => !isHierarchical(primitive.primitive, algorithm)) });
+    const plan = { ...suite, primitives: suite.primitives.filter((primitive) => primitive.primitive !== 'pingpong').map(measurable) };
     if (plan.primitives.length === 0) throw new UsageError('ccjtune chooses collective algorithms: give it at least one collective');
     const file = path.resolve(flags.get('out') ?? 'ccjs.config.json');
+    const existing = readTable(file);
     const measurements = await runSuite(plan, 'ccjtune');
     const table = deriveTable(measurements);
     const tuned: Partial<Record<CollectiveName, SelectionRule[]>> = {};
     for (const [collective, regions] of table) {
       process.stdout.write(`${report(collective, regions).join('\n')}\n`);
-      const rules = rulesOf(collective, regions);
+      const other: Scope = scope === 'hosts' ? 'one host' : 'hosts';
+      const kept = existing[collective]?.filter((rule) => inScope(other, rule)) ?? builtInRules(collective, other);
+      const rules = rulesOf(collective, regions, scope, kept);
       if (rules !== undefined) tuned[collective] = rules;
     }
     const measured = [...table.keys()];

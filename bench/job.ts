@@ -1,6 +1,11 @@
-/** Starts a benchmark as a job of `processes` processes on this machine; resolves with rank 0's output. */
+/** Starts a benchmark as a job of `processes` processes on this machine, or on hosts through ccjrun; resolves with rank 0's output. */
 import net from 'node:net';
+import path from 'node:path';
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** bin/ccjrun.js of this package (this file is dist/bench/job.js). */
+const CCJRUN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'ccjrun.js');
 
 export async function freeLoopbackPort(): Promise<number> {
   const server = net.createServer();
@@ -31,6 +36,24 @@ export async function runJob(script: string, processes: number, args: readonly s
     ),
   );
   return outputs[0];
+}
+
+/**
+ * Runs `script` as every rank of a job on `hosts` (ccjrun's --hosts list, e.g. "a:2,b:2") started
+ * through `launchAgent`; `onOutput` sees rank 0's output as it comes, without ccjrun's prefix.
+ */
+export async function runHostsJob(script: string, hosts: string, launchAgent: string, args: readonly string[], transport: string, onOutput?: (text: string) => void): Promise<string> {
+  let pending = '';
+  let output = '';
+  const rankZero = (text: string) => {
+    const lines = (pending + text).split('\n');
+    pending = lines.pop() as string;
+    const mine = lines.filter((line) => line.startsWith('[0] ')).map((line) => `${line.slice(4)}\n`).join('');
+    output += mine;
+    if (mine !== '') onOutput?.(mine);
+  };
+  await runScript(CCJRUN, ['--hosts', hosts, '--launch-agent', launchAgent, script, ...args], { CCJS_TRANSPORT: transport }, rankZero);
+  return output;
 }
 
 /** Runs `script` as one process of `threads` endpoints (its main thread and worker threads); resolves with endpoint 0's output. */

@@ -1,92 +1,23 @@
 /**
- * Jobs across hosts, for real: the test makes three network namespaces (one kernel, three network
- * stacks), each with a veth pair to a bridge and an address of 10.213.77.0/24 that exists only
- * there, and removes them at the end. ccjrun --hosts starts the processes through a launch agent
- * that runs the command in the namespace named by HOST, with CCJS_HOST=HOST (the namespaces share
- * a kernel, so the boot id would call them one host). Skipped, saying why, where namespaces cannot
- * be made (not root, no iproute2).
+ * Jobs across hosts, for real: the test makes three network namespaces (bench/netns.ts: one
+ * kernel, three network stacks on a bridge) and removes them at the end. ccjrun --hosts starts the
+ * processes through a launch agent that runs the command in the namespace named by HOST, with
+ * CCJS_HOST=HOST. Skipped, saying why, where namespaces cannot be made (not root, no iproute2).
  */
 import { expect } from 'chai';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import { COLLECTIVE_CHECKS } from './collective-checks.js';
-import { fixture, runScenarioWith } from './harness.js';
+import { fixture, packageRoot, run, runScenarioWith } from './harness.js';
+import { checkTable, keysOnTopology } from '../src/collectives/selection.js';
+import type { TuneLog } from '../bench/ccjtune.js';
 import { ucxMissing } from '../transport/ucx/native.js';
-
-const SUBNET = '10.213.77';
-const INTERFACE = 'ccjs0';
-
-/** Three namespaces on a bridge, and a launch agent that runs a command in one of them. */
-class Hosts {
-  readonly names: string[];
-  readonly agent: string;
-  private readonly bridge: string;
-  private readonly directory: string;
-
-  constructor(count: number) {
-    const tag = String(process.pid % 100_000);
-    this.names = Array.from({ length: count }, (_, index) => `ccjs${tag}h${index + 1}`);
-    this.bridge = `ccjs${tag}br`;
-    this.directory = fs.mkdtempSync(path.join(os.tmpdir(), 'ccjs-netns-'));
-    this.agent = path.join(this.directory, 'agent');
-    fs.writeFileSync(this.agent, '#!/bin/sh\nhost="$1"; shift\nexec ip netns exec "$host" env CCJS_HOST="$host" "$@"\n', { mode: 0o755 });
-    try {
-      ip('link', 'add', this.bridge, 'type', 'bridge');
-      ip('link', 'set', this.bridge, 'up');
-      this.names.forEach((name, index) => {
-        const outside = `ccjs${tag}v${index + 1}`;
-        ip('netns', 'add', name);
-        ip('link', 'add', outside, 'type', 'veth', 'peer', 'name', INTERFACE, 'netns', name);
-        ip('link', 'set', outside, 'master', this.bridge, 'up');
-        ip('-n', name, 'addr', 'add', `${SUBNET}.${index + 1}/24`, 'dev', INTERFACE);
-        ip('-n', name, 'link', 'set', INTERFACE, 'up');
-        ip('-n', name, 'link', 'set', 'lo', 'up');
-      });
-    } catch (error) {
-      this.remove();
-      throw error;
-    }
-  }
-
-  /** Process ids running in namespace `name`. */
-  pids(name: string): number[] {
-    return execFileSync('ip', ['netns', 'pids', name], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-  }
-
-  remove(): void {
-    for (const name of this.names) {
-      for (const pid of this.pidsIfAny(name)) process.kill(pid, 'SIGKILL');
-      ipQuietly('netns', 'del', name);
-    }
-    ipQuietly('link', 'del', this.bridge);
-    fs.rmSync(this.directory, { recursive: true, force: true });
-  }
-
-  private pidsIfAny(name: string): number[] {
-    try {
-      return this.pids(name);
-    } catch {
-      return [];
-    }
-  }
-}
-
-function ip(...args: string[]): void {
-  execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-function ipQuietly(...args: string[]): void {
-  try {
-    ip(...args);
-  } catch {
-    // Already gone.
-  }
-}
+import { Hosts, INTERFACE, SUBNET } from '../bench/netns.js';
 
 describe('jobs across hosts (three network namespaces)', function () {
   let hosts: Hosts;
@@ -143,6 +74,38 @@ describe('jobs across hosts (three network namespaces)', function () {
   it('runs every algorithm of every collective, hierarchical ones included, on 1..9 members across the hosts', async function () {
     const results = (await runScenarioWith(onHosts(1, 2), 'algorithms', { collectives: COLLECTIVES }, environment, 110_000)).results as string[][];
     expect(results[0]).to.deep.equal(COLLECTIVES.flatMap((collective) => Object.keys(ALGORITHMS[collective]).map((algorithm) => `${collective} ${algorithm}`)));
+  });
+
+  it('ccjtune --hosts measures the hierarchical variants over the hosts and tunes only the rules for groups over several hosts', async function () {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'ccjs-tune-hosts-'));
+    try {
+      const file = path.join(directory, 'ccjs.config.json');
+      const log = path.join(directory, 'ccjtune.json');
+      const oneHost = [{ maxBytes: 4096, algorithm: 'binomial' }, { algorithm: 'mst' }];
+      fs.writeFileSync(file, JSON.stringify({ collectives: { broadcast: oneHost } }));
+      const hostList = hosts.names.slice(0, 2).map((name) => `${name}:2`).join(',');
+      const args = [path.join(packageRoot, 'bin', 'ccjtune.js'), '--hosts', hostList, '--launch-agent', hosts.agent, '--collectives', 'broadcast', '--sizes', '8,65536', '--repetitions', '2', '--out', file, '--log', log];
+      const result = await run(process.execPath, args, environment, 110_000);
+      expect(result.code, result.stderr).to.equal(0);
+      const { measurements, tuned, builtIn } = JSON.parse(fs.readFileSync(log, 'utf8')) as TuneLog;
+      expect(new Set(measurements.map((m) => m.algorithm))).to.include('hierarchical');
+      for (const m of measurements) expect(m.layout).to.deep.equal({ hosts: 2, perHost: 2 });
+      const written = checkTable((JSON.parse(fs.readFileSync(file, 'utf8')) as { collectives?: unknown }).collectives ?? {}, 'the tuned table');
+      if (tuned.broadcast === undefined) {
+        // The built-in rules over hosts held: the file keeps its rules for one host as they were.
+        expect(builtIn).to.deep.equal(['broadcast']);
+        expect(written.broadcast).to.deep.equal(oneHost);
+      } else {
+        // Rules over hosts first, each for groups over two hosts or more; then the file's rules for one host, kept.
+        const overHosts = tuned.broadcast.filter(keysOnTopology);
+        expect(overHosts).to.not.be.empty;
+        for (const rule of overHosts) expect(rule.minHosts).to.equal(2);
+        expect(tuned.broadcast).to.deep.equal([...overHosts, ...oneHost]);
+        expect(written.broadcast).to.deep.equal(tuned.broadcast);
+      }
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
   });
 
   it("rejects the other hosts' pending calls with PeerLostError within the timeout when one host's processes are killed", async function () {
