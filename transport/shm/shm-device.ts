@@ -433,6 +433,10 @@ export class ShmDevice implements Device, PollingDevice {
   private disarm(): void {
     this.armed = false;
     for (const bell of this.bells) Atomics.store(bell.words, bell.index, AWAKE);
+    this.scheduleRearm();
+  }
+
+  private scheduleRearm(): void {
     if (this.rearmScheduled) return;
     this.rearmScheduled = true;
     setImmediate(() => {
@@ -447,6 +451,12 @@ export class ShmDevice implements Device, PollingDevice {
    */
   private arm(): void {
     if (this.host === undefined) return;
+    // Asked to sleep from inside a poll (a frame delivered made a call wait): the poll cannot look
+    // again from here, and a device marked asleep but not blocked would never hear its doorbell.
+    if (this.polling) {
+      this.scheduleRearm();
+      return;
+    }
     this.armed = true;
     // What was read is freed first: a sender waiting for that room must not wait for our sleep to end.
     for (const link of this.active) if (link.incoming.release(true)) link.wake();
