@@ -126,5 +126,5 @@ const directory = path.resolve('bench', 'results');
 fs.mkdirSync(directory, { recursive: true });
 fs.writeFileSync(path.join(directory, 'hosts.md'), `${heading}\n\n${rows.join('\n')}\n${notes.join('\n')}\n`);
 fs.writeFileSync(path.join(directory, 'hosts.json'), `${JSON.stringify({ points: [...points.values()], tables }, null, 2)}\n`);
-fs.writeFileSync(path.join(directory, 'hosts.svg'), barChart('Hierarchical ÷ best flat time over hosts (best of the rounds)', 'times as long as the best flat algorithm (log scale; < 1: hierarchical faster); mark: where the built-in table selects it', bars));
+fs.writeFileSync(path.join(directory, 'hosts.svg'), barChart('Hierarchical ÷ best flat time over hosts (best of the rounds)', '× the best flat time (log; < 1: hierarchical faster); mark: built-in selects it', bars));
 process.stdout.write(`${rows.join('\n')}\n${notes.join('\n')}\nwrote bench/results/hosts.{md,json,svg}\n`);

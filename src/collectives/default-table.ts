@@ -22,11 +22,19 @@ import type { SelectionTable } from './selection.js';
 /** The rule that sends a collective over hosts to its hierarchical variant. */
 const ACROSS_HOSTS = { minHosts: 2, minPerHost: 2, algorithm: 'hierarchical' } as const;
 
+/**
+ * Between one member per host (a hierarchical allReduce's leaders, or a group spread so) the
+ * binomial tree, which crosses the network least: the one-host rules would pick exchanges there
+ * (bde-blocking for 2 members, Rabenseifner for 3 at 1 MiB) that send 4 and 6 messages between
+ * hosts where it sends 2 and 4, and that ran slower than it over 2 and 3 hosts (bench/hosts.ts).
+ */
+const ONE_PER_HOST_ALLREDUCE = { minHosts: 2, maxPerHost: 1, algorithm: 'binomial' } as const;
+
 export const DEFAULT_TABLE: SelectionTable = {
   barrier: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'hypercube' }, { algorithm: 'dissemination' }],
   broadcast: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'binomial' }, { maxMembers: 4, algorithm: 'four-ary' }, { algorithm: 'binomial' }],
   reduce: [ACROSS_HOSTS, { maxMembers: 3, algorithm: 'mst' }, { maxMembers: 4, maxBytes: 8192, algorithm: 'flat-blocking' }, { algorithm: 'binomial' }],
-  allReduce: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'bde-blocking' }, { maxBytes: 32768, algorithm: 'bde-nonblocking' }, { algorithm: 'rabenseifner' }],
+  allReduce: [ACROSS_HOSTS, ONE_PER_HOST_ALLREDUCE, { maxMembers: 2, algorithm: 'bde-blocking' }, { maxBytes: 32768, algorithm: 'bde-nonblocking' }, { algorithm: 'rabenseifner' }],
   scatter: [ACROSS_HOSTS, { maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'binomial' }],
   gather: [ACROSS_HOSTS, { maxMembers: 4, algorithm: 'flat-nonblocking-1' }, { algorithm: 'binomial' }],
   allGather: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'bucket-nonblocking' }, { algorithm: 'recursive-doubling' }],
