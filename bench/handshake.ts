@@ -27,7 +27,7 @@ async function listen(onConnection: (socket: net.Socket) => void, encrypted = fa
 function connectOnce(port: number, setup: Setup): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const socket = setup === 'tls' ? tls.connect({ ...tlsClientOptions(secret), host: '127.0.0.1', port }) : net.connect({ host: '127.0.0.1', port, noDelay: true });
+    const socket = setup === 'tls' ? tls.connect({ ...tlsClientOptions(secret), host: '127.0.0.1', port }).setNoDelay(true) : net.connect({ host: '127.0.0.1', port, noDelay: true });
     socket.once('error', reject);
     socket.once(setup === 'tls' ? 'secureConnect' : 'connect', () => {
       const ready = setup === 'plain' ? Promise.resolve() : authenticate(socket, secret, 'client', 10_000);

@@ -155,8 +155,9 @@ export class TcpDevice implements Device {
   private dial(rank: number, address: TcpAddress): Promise<void> {
     return new Promise((resolve, reject) => {
       const { host, port } = address;
+      // Nagle's algorithm off from the start: the TLS handshake's small writes would meet delayed ACKs (40 ms).
       const socket = this.options.tls
-        ? tls.connect({ ...tlsClientOptions(this.options.secret), host, port })
+        ? tls.connect({ ...tlsClientOptions(this.options.secret), host, port }).setNoDelay(true)
         : net.connect({ host, port, noDelay: true });
       const where = `endpoint ${rank} at ${host}:${port}`;
       socket.once('error', (error) => reject(new TransportError(`tcp device: cannot connect to ${where}: ${error.message}`, { cause: error })));
