@@ -31,7 +31,7 @@ import { messageBytes } from '../src/collectives/message-size.js';
 import { Reductions } from '../reduction/index.js';
 import type { Located, ReductionObject } from '../reduction/index.js';
 import { DividableArray } from '../dividable/dividable-array.js';
-import { runHostsJob, runJob } from './job.js';
+import { lineReader, runHostsJob, runJob } from './job.js';
 import { Progress, warnIfLoaded } from './progress.js';
 import { lineChart } from './svg.js';
 import type { YAxisKind } from './svg.js';
@@ -356,15 +356,6 @@ async function runRank(plan: SuitePlan): Promise<void> {
 }
 
 /** Calls `onLine` with each whole line of a text that arrives in chunks. */
-function lineReader(onLine: (line: string) => void): (chunk: string) => void {
-  let pending = '';
-  return (chunk) => {
-    const lines = (pending + chunk).split('\n');
-    pending = lines.pop() as string;
-    lines.forEach(onLine);
-  };
-}
-
 /**
  * Runs the plan: one job per member count, each a set of real processes, under one progress
  * bar titled `command`; warns first when the machine is too busy to measure.

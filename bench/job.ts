@@ -43,17 +43,25 @@ export async function runJob(script: string, processes: number, args: readonly s
  * through `launchAgent`; `onOutput` sees rank 0's output as it comes, without ccjrun's prefix.
  */
 export async function runHostsJob(script: string, hosts: string, launchAgent: string, args: readonly string[], transport: string, onOutput?: (text: string) => void): Promise<string> {
-  let pending = '';
   let output = '';
-  const rankZero = (text: string) => {
-    const lines = (pending + text).split('\n');
-    pending = lines.pop() as string;
-    const mine = lines.filter((line) => line.startsWith('[0] ')).map((line) => `${line.slice(4)}\n`).join('');
+  const rankZero = lineReader((line) => {
+    if (!line.startsWith('[0] ')) return;
+    const mine = `${line.slice(4)}\n`;
     output += mine;
-    if (mine !== '') onOutput?.(mine);
-  };
+    onOutput?.(mine);
+  });
   await runScript(CCJRUN, ['--hosts', hosts, '--launch-agent', launchAgent, script, ...args], { CCJS_TRANSPORT: transport }, rankZero);
   return output;
+}
+
+/** Calls `onLine` with each whole line of a stream given in chunks. */
+export function lineReader(onLine: (line: string) => void): (chunk: string) => void {
+  let pending = '';
+  return (chunk) => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop() as string;
+    lines.forEach(onLine);
+  };
 }
 
 /** Runs `script` as one process of `threads` endpoints (its main thread and worker threads); resolves with endpoint 0's output. */
