@@ -8,6 +8,8 @@
 //   new Waiter(sab, byteOffset, callback)             a thread that sleeps on that Int32 while it
 //     .arm() / .close()                               holds SLEEPING (1) once armed, then calls
 //                                                     back on the JavaScript thread
+//   copy(target, source)                              memcpy between byte views (large bodies
+//                                                     into and out of the rings)
 //
 // Node-API cannot make a SharedArrayBuffer over external memory yet (experimental in newer Node),
 // so open() uses V8's API for that one object, with the headers node-gyp builds against.
@@ -191,11 +193,22 @@ class Waiter : public Napi::ObjectWrap<Waiter> {
   bool stopping_ = false;
 };
 
+// memcpy between two byte views (either may be over a SharedArrayBuffer, which V8's own copies
+// treat with per-word relaxed atomics, several times slower for large bodies).
+Napi::Value Copy(const Napi::CallbackInfo& info) {
+  Napi::Uint8Array target = info[0].As<Napi::Uint8Array>();
+  Napi::Uint8Array source = info[1].As<Napi::Uint8Array>();
+  if (source.ByteLength() > target.ByteLength()) throw Napi::RangeError::New(info.Env(), "copy: the source is larger than the target");
+  std::memcpy(target.Data(), source.Data(), source.ByteLength());
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open));
   exports.Set("unlink", Napi::Function::New(env, Unlink));
   exports.Set("ring", Napi::Function::New(env, Ring));
   exports.Set("Waiter", Waiter::Define(env));
+  exports.Set("copy", Napi::Function::New(env, Copy));
   return exports;
 }
 

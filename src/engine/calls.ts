@@ -238,6 +238,8 @@ export class SendCall extends PendingCall implements Releasable {
   detached = false;
   /** The data went out; the bodies are the device's business now. */
   transmitted = false;
+  /** Pooled memory of the detached copy, given back once its data went out (see CopyPool). */
+  copies: readonly ArrayBuffer[] = [];
 
   constructor(
     route: Route,

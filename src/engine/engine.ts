@@ -22,12 +22,13 @@
  * cannot keep the event loop from turning (peer losses, arriving frames, timers), the progress
  * engine makes one resolve on the next turn once the loop has not turned for a few ms.
  */
-import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, Frame, FrameType, NO_BODIES, controlFrame, copyBodies } from './frame.js';
+import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, Frame, FrameType, NO_BODIES, controlFrame } from './frame.js';
 import { ANY_SOURCE, AlgorithmProbe, PendingCall, Probe, RESOLVED, Receive, SendCall, SendMode, rejected } from './calls.js';
 import type { CallOwner, CallTracker, ProbeResult, Route } from './calls.js';
 import { Mailbox, Queue } from './matching.js';
 import { abortError, abortNotice } from './abort.js';
 import { nextTurn, progressEngine } from './progress.js';
+import { CopyPool } from './copy-pool.js';
 import type { Signature } from './signature.js';
 import type { Device, DeviceHost, DeviceName } from '../../transport/device.js';
 import { PeerLostError, TransportError } from '../errors.js';
@@ -146,6 +147,7 @@ export class Engine implements DeviceHost, CallTracker {
   private last: PendingCall | undefined;
   /** sendAsync calls above the eager limit whose data could not be copied yet (sendBuffer full). */
   private readonly undetached = new Queue<SendCall>();
+  private readonly copyPool = new CopyPool();
   private nextId = 0;
   private closing = false;
   /** Every group's route here, by context: a loss breaks those that contain the lost endpoint. */
@@ -229,7 +231,11 @@ export class Engine implements DeviceHost, CallTracker {
       link.blocked.push(call);
       this.stats.blockedSends += 1;
     }
-    if (!call.finished) this.track(call);
+    if (!call.finished) {
+      this.track(call);
+      // sendSync's caller waits for the receiver (a clearance, an Ack, the data's release): spin for it as a waiting receive does.
+      if (mode === SendMode.Synchronous) progressEngine.wait(call);
+    }
     const promise = call.promise;
     return promise === RESOLVED && progressEngine.mustYield() ? nextTurn() : promise;
   }
@@ -287,7 +293,7 @@ export class Engine implements DeviceHost, CallTracker {
       this.undetached.push(call);
       return;
     }
-    copyBodies(call.frame);
+    call.copies = this.copyPool.copyBodies(call.frame);
     call.detached = true;
     this.stats.detachedBytes += size;
     call.finish();
@@ -532,7 +538,12 @@ export class Engine implements DeviceHost, CallTracker {
     const kept = message.size > link.device.copyLimit;
     if (call.detached) {
       const size = message.size;
-      const done = { released: () => this.detachedDone(size) };
+      const done = {
+        released: () => {
+          this.copyPool.giveBack(call.copies);
+          this.detachedDone(size);
+        },
+      };
       if (this.output(link, data, kept ? done : undefined)) done.released();
       return;
     }

@@ -93,12 +93,15 @@ export class ProgressEngine {
    * Spins until `call` stops waiting or the budget is spent without anything moving (a large
    * message streaming through a device keeps the spin alive). A spin that succeeds restores the
    * whole budget; a run of failures halves it each time (a peer that is computing costs little
-   * spinning), down to a floor.
+   * spinning), down to a floor, and every PATIENCE-th spin tries the whole budget again.
    */
   wait(call: PendingCall): void {
     if (!call.linked || !this.spinning) return;
     this.stats.spins += 1;
-    const budget = BigInt(Math.round(this.budgetMicroseconds * 1000));
+    // A shrunken budget is spent whole now and then: waits that merely got longer than it (the
+    // peer copying a large message) hit again and restore it, instead of sleeping ever after.
+    const microseconds = this.budgetMicroseconds < this.maximumMicroseconds && this.stats.spins % PATIENCE === 0 ? this.maximumMicroseconds : this.budgetMicroseconds;
+    const budget = BigInt(Math.round(microseconds * 1000));
     let deadline = process.hrtime.bigint() + budget;
     let moved = false;
     let movedAtAll = false;

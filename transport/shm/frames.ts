@@ -12,6 +12,7 @@ import type { BinaryValue, TypedArrayView } from '../../src/serialization/typed-
 import { freshBytes } from '../stream.js';
 import { HEADER_BYTES, checkBodyCount, readHeaderWords, writeHeaderWords } from '../wire.js';
 import { RING_ALIGNMENT } from './ring.js';
+import type { ByteCopy } from './copy.js';
 
 const TWO_TO_32 = 0x1_0000_0000;
 /** Bodies up to this size are copied out with slice() (V8 keeps them on its heap); larger ones into unzeroed memory. */
@@ -36,6 +37,7 @@ export class RingFrames {
     private readonly buffer: SharedArrayBuffer,
     private readonly offset: number,
     private readonly capacity: number,
+    private readonly copy: ByteCopy,
   ) {
     this.bytes = new Uint8Array(buffer, offset, capacity);
     this.words = new Uint32Array(buffer, offset, capacity / 4);
@@ -62,8 +64,8 @@ export class RingFrames {
       const code = typeCodeOf(body) as number;
       const view = code < TYPED_ARRAY_CODES ? this.view(code) : undefined;
       // A body after the first may start unaligned for its type: it goes as bytes.
-      if (view !== undefined && position % view.BYTES_PER_ELEMENT === 0) view.set(body as Uint8Array, position / view.BYTES_PER_ELEMENT);
-      else this.bytes.set(viewBytes(body), position);
+      if (view !== undefined && body.byteLength <= SLICE_BYTES && position % view.BYTES_PER_ELEMENT === 0) view.set(body as Uint8Array, position / view.BYTES_PER_ELEMENT);
+      else this.copy(this.bytes, position, viewBytes(body));
       position += body.byteLength;
     }
   }
@@ -109,7 +111,7 @@ export class RingFrames {
     }
     if (length <= SLICE_BYTES) return this.bytes.slice(position, position + length);
     const copy = freshBytes(length);
-    copy.set(this.bytes.subarray(position, position + length));
+    this.copy(copy, 0, this.bytes.subarray(position, position + length));
     return copy;
   }
 }

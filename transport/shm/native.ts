@@ -17,6 +17,8 @@ export interface ShmNative {
   unlink(name: string): boolean;
   /** Wakes whoever sleeps on the Int32 at `byteOffset` (a futex wake: works across processes). */
   ring(buffer: SharedArrayBuffer, byteOffset: number): void;
+  /** memcpy of all of `source` into `target` (either may be over a SharedArrayBuffer). */
+  copy(target: Uint8Array, source: Uint8Array): void;
   Waiter: new (buffer: SharedArrayBuffer, byteOffset: number, callback: () => void) => Waiter;
 }
 

@@ -11,6 +11,8 @@
  */
 import { writeBinary, viewBytes } from '../../src/serialization/typed-arrays.js';
 import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
+import { setCopy } from './copy.js';
+import type { ByteCopy } from './copy.js';
 
 /** Header bytes before a ring's data: three cache-line-separated words and room to spare. */
 export const RING_HEADER_BYTES = 256;
@@ -45,6 +47,7 @@ export class Ring {
     readonly buffer: SharedArrayBuffer,
     offset: number,
     readonly capacity: number,
+    private readonly copy: ByteCopy = setCopy,
   ) {
     if ((capacity & (capacity - 1)) !== 0 || capacity < 4096) throw new RangeError(`ring capacity ${capacity} is not a power of two of at least 4096 bytes`);
     this.words = new Int32Array(buffer, offset, RING_HEADER_BYTES / 4);
@@ -85,8 +88,8 @@ export class Ring {
   /** Copies `bytes` (at most room()) into the ring, wrapping as needed; not yet visible to the consumer. */
   put(bytes: Uint8Array): void {
     const first = Math.min(bytes.byteLength, this.contiguous());
-    this.data.set(first === bytes.byteLength ? bytes : bytes.subarray(0, first), this.head & this.mask);
-    if (first < bytes.byteLength) this.data.set(bytes.subarray(first), 0);
+    this.copy(this.data, this.head & this.mask, first === bytes.byteLength ? bytes : bytes.subarray(0, first));
+    if (first < bytes.byteLength) this.copy(this.data, 0, bytes.subarray(first));
     this.head = (this.head + bytes.byteLength) >>> 0;
   }
 

@@ -1,0 +1,64 @@
+/**
+ * Memory for the copies the engine keeps of large sendAsync messages while they wait for their
+ * receiver (rendezvous, see Engine.detach). A fresh MiB costs more in page faults here (~200 µs)
+ * than the copy into it, so the memory of a copy whose data went out is kept for the next one
+ * instead of left to the garbage collector. Sizes are rounded up to a power of two; at most
+ * IDLE_BYTES wait idle.
+ *
+ * Pooled copies are plain bytes that the frame does not own (ownsFirstBody false): a device that
+ * hands bodies to a receiver as they are (the in-process one) copies them first, so no receiver
+ * ever keeps memory that the pool gives out again.
+ */
+import type { Frame } from './frame.js';
+import { copyBinary, typeCodeOf, viewBytes } from '../serialization/typed-arrays.js';
+
+/** Bodies from this many bytes up are copied into pooled memory; smaller ones the usual way. */
+const POOLED_BYTES = 64 * 1024;
+/** The most idle memory the pool keeps. */
+const IDLE_BYTES = 16 * 1024 * 1024;
+
+export class CopyPool {
+  /** Idle buffers by size (a power of two). */
+  private readonly idle = new Map<number, ArrayBuffer[]>();
+  private idleBytes = 0;
+
+  /** Replaces `frame`'s bodies with copies; returns the pooled buffers among them, to give back once the data went out. */
+  copyBodies(frame: Frame): ArrayBuffer[] {
+    const { bodies } = frame;
+    const pooled: ArrayBuffer[] = [];
+    for (let i = 0; i < bodies.length; i += 1) {
+      const body = bodies[i]!;
+      if (i === 0 && frame.ownsFirstBody) continue;
+      if (body.byteLength < POOLED_BYTES) {
+        bodies[i] = copyBinary(i === 0 && frame.format < 256 ? frame.format : (typeCodeOf(body) as number), body);
+        continue;
+      }
+      const buffer = this.take(body.byteLength);
+      const copy = new Uint8Array(buffer, 0, body.byteLength);
+      copy.set(viewBytes(body));
+      bodies[i] = copy;
+      pooled.push(buffer);
+    }
+    frame.ownsFirstBody = false;
+    return pooled;
+  }
+
+  /** The data of copies went out: their memory serves the next ones. */
+  giveBack(buffers: readonly ArrayBuffer[]): void {
+    for (const buffer of buffers) {
+      if (this.idleBytes + buffer.byteLength > IDLE_BYTES) return;
+      let free = this.idle.get(buffer.byteLength);
+      if (free === undefined) this.idle.set(buffer.byteLength, (free = []));
+      free.push(buffer);
+      this.idleBytes += buffer.byteLength;
+    }
+  }
+
+  private take(bytes: number): ArrayBuffer {
+    const size = 2 ** Math.ceil(Math.log2(bytes));
+    const buffer = this.idle.get(size)?.pop();
+    if (buffer === undefined) return new ArrayBuffer(size);
+    this.idleBytes -= size;
+    return buffer;
+  }
+}
