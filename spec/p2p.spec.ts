@@ -37,6 +37,29 @@ for (const serializer of ['msgpack', 'v8'] as const) {
         expect(received[1]).to.deep.equal([...Array(count).keys()]);
       });
 
+      it('keeps every large sendAsync message intact while later ones reuse the sender\'s rendezvous copies', async function () {
+        // Above the eager limit sendAsync copies the data into pooled memory that later messages reuse (CopyPool):
+        // a receiver that keeps earlier messages must still hold what was sent, and the caller may overwrite its array at once.
+        const count = 12;
+        const sizes = [200_000, 1 << 20, 300_001, 1 << 20];
+        const kept = await runGroup(masters(), placement.perProcess, nextGroup(), async (member, group, rank) => {
+          if (rank === 0) {
+            const array = new Float64Array(1 << 17);
+            for (let i = 0; i < count; i += 1) {
+              const message = array.subarray(0, (sizes[i % sizes.length] as number) / 8);
+              message.fill(i + 0.5);
+              await member.sendAsync(group, message, 1);
+              message.fill(-1);
+            }
+            return [];
+          }
+          const messages: Float64Array[] = [];
+          for (let i = 0; i < count; i += 1) messages.push(await member.receive<Float64Array>(group, 0));
+          return messages.map((message) => [message.length, message.every((value) => value === message[0]) ? (message[0] as number) : NaN]);
+        });
+        expect(kept[1]).to.deep.equal(Array.from({ length: count }, (_, i) => [Math.floor((sizes[i % sizes.length] as number) / 8), i + 0.5]));
+      });
+
       it('never mixes the messages of two groups used by the same members', async function () {
         const [first, second] = [nextGroup(), nextGroup()];
         await runGroup(masters(), placement.perProcess, first, async (member, groupA, rank) => {

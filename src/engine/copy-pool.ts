@@ -10,7 +10,7 @@
  * ever keeps memory that the pool gives out again.
  */
 import type { Frame } from './frame.js';
-import { copyBinary, typeCodeOf, viewBytes } from '../serialization/typed-arrays.js';
+import { copyBinary, typeCodeOf, typedArrayOver, viewBytes } from '../serialization/typed-arrays.js';
 
 /** Bodies from this many bytes up are copied into pooled memory; smaller ones the usual way. */
 const POOLED_BYTES = 64 * 1024;
@@ -29,14 +29,16 @@ export class CopyPool {
     for (let i = 0; i < bodies.length; i += 1) {
       const body = bodies[i]!;
       if (i === 0 && frame.ownsFirstBody) continue;
-      if (body.byteLength < POOLED_BYTES) {
-        bodies[i] = copyBinary(i === 0 && frame.format < 256 ? frame.format : (typeCodeOf(body) as number), body);
+      const code = i === 0 && frame.format < 256 ? frame.format : (typeCodeOf(body) as number);
+      // An ArrayBuffer cannot be a window on pooled memory.
+      if (body.byteLength < POOLED_BYTES || body instanceof ArrayBuffer) {
+        bodies[i] = copyBinary(code, body);
         continue;
       }
       const buffer = this.take(body.byteLength);
-      const copy = new Uint8Array(buffer, 0, body.byteLength);
-      copy.set(viewBytes(body));
-      bodies[i] = copy;
+      new Uint8Array(buffer, 0, body.byteLength).set(viewBytes(body));
+      // Of the body's own type: a device that copies bodies for a receiver copies them as that type.
+      bodies[i] = typedArrayOver(code, buffer, 0, body.byteLength);
       pooled.push(buffer);
     }
     frame.ownsFirstBody = false;
