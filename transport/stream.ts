@@ -237,7 +237,10 @@ export class FrameReader {
 
   private finish(frame: Frame | undefined): void {
     this.expect(HEADER_STATE, this.headerScratch);
-    if (frame !== undefined) this.handler.frame(frame);
+    if (frame === undefined) return;
+    // Every body was made here, for this frame alone (decoding then need not check).
+    frame.ownsFirstBody = frame.bodies.length > 0;
+    this.handler.frame(frame);
   }
 
   private expect(state: ReadState, target: Uint8Array): void {

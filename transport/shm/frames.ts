@@ -97,6 +97,8 @@ export class RingFrames {
       }
       if (sum !== frame.size) throw new TransportError(`bad frame: bodies of ${sum} bytes in a message of ${frame.size}`);
       frame.bodies = bodies;
+      // Copies of their own: decoding need not ask a small typed array for its buffer (~0.3 µs) to find out.
+      frame.ownsFirstBody = true;
     }
     deliver(frame);
     return total;
