@@ -46,6 +46,11 @@ export function helloBytes(rank: number, payload: Uint8Array): Buffer {
   return buffer;
 }
 
+/** Copies all of `source` into `target` at `offset`. */
+export type ByteCopy = (target: Uint8Array, offset: number, source: Uint8Array) => void;
+
+export const setCopy: ByteCopy = (target, offset, source) => target.set(source, offset);
+
 export interface FrameHandler {
   frame(frame: Frame): void;
   hello(rank: number, payload: Buffer): void;
@@ -99,7 +104,7 @@ export class FrameReader {
     private handler: FrameHandler,
     private readonly align = 1,
     /** How bytes go from the source into a body (the rings' is faster for large pieces). */
-    private readonly copy: (target: Uint8Array, offset: number, source: Uint8Array) => void = (target, offset, source) => target.set(source, offset),
+    private readonly copy: ByteCopy = setCopy,
   ) {
     this.target = this.headerScratch;
   }

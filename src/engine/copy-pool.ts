@@ -9,8 +9,9 @@
  * hands bodies to a receiver as they are (the in-process one) copies them first, so no receiver
  * ever keeps memory that the pool gives out again.
  */
+import { bodyTypeCode } from './frame.js';
 import type { Frame } from './frame.js';
-import { copyBinary, typeCodeOf, typedArrayOver, viewBytes } from '../serialization/typed-arrays.js';
+import { copyBinary, typedArrayOver, viewBytes } from '../serialization/typed-arrays.js';
 
 /** Bodies from this many bytes up are copied into pooled memory; smaller ones the usual way. */
 const POOLED_BYTES = 64 * 1024;
@@ -29,7 +30,7 @@ export class CopyPool {
     for (let i = 0; i < bodies.length; i += 1) {
       const body = bodies[i]!;
       if (i === 0 && frame.ownsFirstBody) continue;
-      const code = i === 0 && frame.format < 256 ? frame.format : (typeCodeOf(body) as number);
+      const code = bodyTypeCode(frame, i);
       // An ArrayBuffer cannot be a window on pooled memory.
       if (body.byteLength < POOLED_BYTES || body instanceof ArrayBuffer) {
         bodies[i] = copyBinary(code, body);
@@ -48,7 +49,7 @@ export class CopyPool {
   /** The data of copies went out: their memory serves the next ones. */
   giveBack(buffers: readonly ArrayBuffer[]): void {
     for (const buffer of buffers) {
-      if (this.idleBytes + buffer.byteLength > IDLE_BYTES) return;
+      if (this.idleBytes + buffer.byteLength > IDLE_BYTES) continue;
       let free = this.idle.get(buffer.byteLength);
       if (free === undefined) this.idle.set(buffer.byteLength, (free = []));
       free.push(buffer);

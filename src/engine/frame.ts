@@ -6,7 +6,7 @@
  * they are.
  */
 import { copyBinary, typeCodeOf } from '../serialization/typed-arrays.js';
-import type { BinaryValue } from '../serialization/typed-arrays.js';
+import type { BinaryValue, TypeCode } from '../serialization/typed-arrays.js';
 
 export const enum FrameType {
   /** A whole message, sent without asking (small enough, and the receiver granted the credit). */
@@ -96,9 +96,11 @@ export function bodiesSize(bodies: readonly BinaryValue[]): number {
  */
 export function copyBodies(frame: Frame): void {
   const { bodies } = frame;
-  for (let i = frame.ownsFirstBody ? 1 : 0; i < bodies.length; i += 1) {
-    const body = bodies[i] as BinaryValue;
-    bodies[i] = copyBinary(i === 0 && frame.format < 256 ? frame.format : (typeCodeOf(body) as number), body);
-  }
+  for (let i = frame.ownsFirstBody ? 1 : 0; i < bodies.length; i += 1) bodies[i] = copyBinary(bodyTypeCode(frame, i), bodies[i] as BinaryValue);
   frame.ownsFirstBody = true;
+}
+
+/** The binary type of body `index`: a binary value's is the frame's format (it may travel as bytes), a serializer part's its own. */
+export function bodyTypeCode(frame: Frame, index: number): TypeCode {
+  return index === 0 && frame.format < 256 ? frame.format : (typeCodeOf(frame.bodies[index]) as TypeCode);
 }

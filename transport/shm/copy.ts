@@ -4,14 +4,11 @@
  * pieces stay with TypedArray.set (a native call costs more than it saves below a few KiB).
  */
 import type { ShmNative } from './native.js';
-
-/** Copies all of `source` into `target` at `offset`. */
-export type ByteCopy = (target: Uint8Array, offset: number, source: Uint8Array) => void;
+import { setCopy } from '../stream.js';
+import type { ByteCopy } from '../stream.js';
 
 /** Pieces from this many bytes up go through the addon's memcpy. */
 const NATIVE_COPY_BYTES = 16 * 1024;
-
-export const setCopy: ByteCopy = (target, offset, source) => target.set(source, offset);
 
 /** The fastest copy there is: the addon's memcpy for large pieces when it is built, TypedArray.set otherwise. */
 export function ringCopy(native: ShmNative | undefined): ByteCopy {

@@ -12,7 +12,7 @@ import type { BinaryValue, TypedArrayView } from '../../src/serialization/typed-
 import { freshBytes } from '../stream.js';
 import { HEADER_BYTES, checkBodyCount, readHeaderWords, writeHeaderWords } from '../wire.js';
 import { RING_ALIGNMENT } from './ring.js';
-import type { ByteCopy } from './copy.js';
+import type { ByteCopy } from '../stream.js';
 
 const TWO_TO_32 = 0x1_0000_0000;
 /** Bodies up to this size are copied out with slice() (V8 keeps them on its heap); larger ones into unzeroed memory. */

@@ -11,8 +11,8 @@
  */
 import { writeBinary, viewBytes } from '../../src/serialization/typed-arrays.js';
 import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
-import { setCopy } from './copy.js';
-import type { ByteCopy } from './copy.js';
+import { setCopy } from '../stream.js';
+import type { ByteCopy } from '../stream.js';
 
 /** Header bytes before a ring's data: three cache-line-separated words and room to spare. */
 export const RING_HEADER_BYTES = 256;

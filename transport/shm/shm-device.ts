@@ -29,7 +29,7 @@ import { RingFrames, padded, ringFrameBytes } from './frames.js';
 import { SEGMENT, SEGMENT_BELL_OFFSET, SEGMENT_MAGIC, segmentBytes, segmentRingOffset, threadBellIndex, threadRingOffset } from './layout.js';
 import type { ShmNative } from './native.js';
 import { ringCopy } from './copy.js';
-import type { ByteCopy } from './copy.js';
+import type { ByteCopy } from '../stream.js';
 import type { ThreadMemory } from '../../src/threads.js';
 
 const AWAKE = 0;
