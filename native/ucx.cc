@@ -1,11 +1,17 @@
 // The UCX addon: one UCP context and worker per JavaScript thread, moving whole frames between
-// endpoints as UCP tagged messages (the tag is the sender's endpoint rank). Matching, ordering and
+// endpoints as UCP tagged messages. Matching, ordering and
 // the protocols of ccjs stay in its engine; UCX chooses the wire protocol of each message (eager or
 // rendezvous, zero-copy where it can) and the transport (InfiniBand, RoCE, shared memory, TCP).
 //
 // JavaScript is never called from inside a UCX callback (they only record what completed, and UCX
 // aborts on re-entrant progress): progress() returns what completed since the last call, in one
 // array, and the doorbell (the worker's event fd, watched by libuv) calls back only from libuv.
+//
+// A frame given as several parts (a header and large bodies) goes as one contiguous message per
+// part, so that UCX can move each body without copying it (its rendezvous protocols are zero-copy
+// only for contiguous data). The tag says who sent a message and, on a frame's first part, how
+// many parts follow: the receiver hands the parts over together. UCX matches one sender's
+// messages in the order they were sent, so the parts that follow a first part are its own.
 #include <napi.h>
 #include <uv.h>
 #include <ucp/api/ucp.h>
@@ -26,6 +32,10 @@ enum EventKind : uint32_t { RECEIVED = 1, SENT = 2, LOST = 3 };
 // Messages up to this size are copied into a JavaScript ArrayBuffer; larger ones are handed over in place.
 constexpr size_t COPY_OUT_BYTES = 64 * 1024;
 
+// The tag: the sender's rank in the low 32 bits, the parts that follow this one in the high 32.
+constexpr int FOLLOWING_SHIFT = 32;
+ucp_tag_t TagOf(uint32_t rank, uint32_t following) { return static_cast<ucp_tag_t>(rank) | (static_cast<ucp_tag_t>(following) << FOLLOWING_SHIFT); }
+
 class UcxWorker;
 
 struct Receive {
@@ -34,6 +44,8 @@ struct Receive {
   void* data;
   size_t length;
   void* request = nullptr;
+  // On a frame's first part: how many parts follow it (they are the next receives of its peer).
+  uint32_t following = 0;
   bool done = false;
   // Its peer was lost while it was in flight: the callback frees it.
   bool orphan = false;
@@ -42,12 +54,14 @@ struct Receive {
   ucs_status_t status = UCS_OK;
 };
 
+// A frame's parts in flight, reported as sent once UCX is done with every one.
 struct Send {
   UcxWorker* worker;
   uint32_t rank;
   uint32_t token;
-  std::vector<ucp_dt_iov_t> iov;
-  // The JavaScript buffers the iov points into, kept alive while UCX may read them.
+  uint32_t pending = 0;
+  ucs_status_t status = UCS_OK;
+  // The JavaScript buffers of the parts, kept alive while UCX may read them.
   std::vector<Napi::Reference<Napi::Value>> keep;
 };
 
@@ -57,6 +71,8 @@ struct Peer {
   ucp_ep_h ep = nullptr;
   bool failed = false;
   std::deque<Receive*> receives;
+  // Parts still to come of the frame whose first part arrived last.
+  uint32_t following = 0;
 };
 
 struct Completion {
@@ -157,8 +173,9 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     return info.Env().Undefined();
   }
 
-  // send(rank, parts, token): sends the parts (Uint8Arrays) as one message. True when UCX is done with
-  // them at once; otherwise progress() reports [SENT, rank, token] once they may be reused.
+  // send(rank, parts, token): sends the parts (Uint8Arrays) of one frame, each as a contiguous
+  // message. True when UCX is done with them at once; otherwise progress() reports
+  // [SENT, rank, token] once they may all be reused.
   Napi::Value SendFrame(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     uint32_t rank = info[0].As<Napi::Number>().Uint32Value();
@@ -166,33 +183,35 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     uint32_t token = info[2].As<Napi::Number>().Uint32Value();
     if (rank >= peers_.size() || peers_[rank].ep == nullptr) throw Napi::Error::New(env, "no UCX endpoint to endpoint " + std::to_string(rank));
     Peer& peer = peers_[rank];
-    auto* send = new Send{this, rank, token, {}, {}};
     uint32_t count = parts.Length();
-    send->iov.resize(count);
-    for (uint32_t i = 0; i < count; i += 1) {
-      Napi::Uint8Array part = parts.Get(i).As<Napi::Uint8Array>();
-      send->iov[i].buffer = part.Data();
-      send->iov[i].length = part.ByteLength();
-    }
+    // Most small frames go at once: their Send is kept for the next frame rather than freed.
+    Send* send = spare_ != nullptr ? spare_.release() : new Send{this, 0, 0, 0, UCS_OK, {}};
+    send->rank = rank;
+    send->token = token;
     ucp_request_param_t params{};
-    params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_USER_DATA;
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     params.cb.send = OnSent;
-    params.datatype = ucp_dt_make_iov();
     params.user_data = send;
-    ucs_status_ptr_t request = ucp_tag_send_nbx(peer.ep, send->iov.data(), count, static_cast<ucp_tag_t>(rank_), &params);
-    // Done at once, or failed (the peer's failure comes through its error handler): the bytes are free.
-    if (request == nullptr || UCS_PTR_IS_ERR(request)) {
-      delete send;
+    for (uint32_t i = 0; i < count; i += 1) {
+      Napi::Value value = parts.Get(i);
+      Napi::Uint8Array part = value.As<Napi::Uint8Array>();
+      ucs_status_ptr_t request = ucp_tag_send_nbx(peer.ep, part.Data(), part.ByteLength(), TagOf(rank_, i == 0 ? count - 1 : 0), &params);
+      // Done at once, or failed (the peer's failure comes through its error handler): that part is free.
+      if (request == nullptr || UCS_PTR_IS_ERR(request)) continue;
+      send->pending += 1;
+      send->keep.push_back(Napi::Persistent(value));
+    }
+    if (send->pending == 0) {
+      spare_.reset(send);
       return Napi::Boolean::New(env, true);
     }
     inflight_ += 1;
-    send->keep.reserve(count);
-    for (uint32_t i = 0; i < count; i += 1) send->keep.push_back(Napi::Persistent(parts.Get(i)));
     return Napi::Boolean::New(env, false);
   }
 
   // progress(): advances the worker, receives what arrived, and returns what completed as a flat
-  // array [kind, rank, value, ...] (RECEIVED: an ArrayBuffer, in order per peer; SENT: the token;
+  // array [kind, rank, value, ...] (RECEIVED: a frame's only part as an ArrayBuffer or its parts as
+  // an Array of them, in order per peer, or UCX's error; SENT: the token;
   // LOST: UCX's reason), or, when nothing completed, how many events the worker processed.
   Napi::Value Progress(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -201,24 +220,22 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     if (completions_.empty()) return Napi::Number::New(env, events);
     Napi::Array out = Napi::Array::New(env);
     uint32_t index = 0;
-    std::vector<Completion> completions;
+    // Swapped with a vector kept between calls, so that neither allocates once warm.
+    std::vector<Completion>& completions = handing_;
     completions.swap(completions_);
+    completions_.clear();
     // Losses last: a peer's messages that arrived before it was lost are delivered first.
     std::stable_partition(completions.begin(), completions.end(), [](const Completion& completion) { return completion.kind != LOST; });
     for (const Completion& completion : completions) {
       switch (completion.kind) {
         case RECEIVED: {
-          // In order: a message is handed over once those probed before it from its peer are.
+          // In order: a frame is handed over once all its parts and the frames probed before it from its peer are in.
           if (completion.rank >= peers_.size()) break;
           Peer& peer = peers_[completion.rank];
-          while (!peer.receives.empty() && peer.receives.front()->done) {
-            Receive* receive = peer.receives.front();
-            peer.receives.pop_front();
+          while (FrameArrived(peer)) {
             out.Set(index++, Napi::Number::New(env, RECEIVED));
-            out.Set(index++, Napi::Number::New(env, receive->rank));
-            out.Set(index++, receive->status == UCS_OK ? TakeBuffer(env, receive) : Napi::Value(Napi::String::New(env, ucs_status_string(receive->status))));
-            if (receive->status != UCS_OK) free(receive->data);
-            delete receive;
+            out.Set(index++, Napi::Number::New(env, peer.rank));
+            out.Set(index++, TakeFrame(env, peer));
           }
           break;
         }
@@ -287,6 +304,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     if (peer.ep == nullptr) return;
     for (Receive* receive : peer.receives) Abandon(receive);
     peer.receives.clear();
+    peer.following = 0;
     ucp_request_param_t params{};
     params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     params.flags = flags;
@@ -366,8 +384,18 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       uint32_t rank = static_cast<uint32_t>(info.sender_tag);
       auto* receive = new Receive{this, rank, malloc(info.length > 0 ? info.length : 1), info.length};
       bool known = rank < peers_.size() && peers_[rank].ep != nullptr;
-      if (known) peers_[rank].receives.push_back(receive);
-      else receive->orphan = true;  // not from a peer of ours: received and dropped
+      if (known) {
+        Peer& peer = peers_[rank];
+        if (peer.following > 0) {
+          peer.following -= 1;
+        } else {
+          receive->following = static_cast<uint32_t>(info.sender_tag >> FOLLOWING_SHIFT);
+          peer.following = receive->following;
+        }
+        peer.receives.push_back(receive);
+      } else {
+        receive->orphan = true;  // not from a peer of ours: received and dropped
+      }
       ucp_request_param_t params{};
       params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
       params.cb.recv = OnReceived;
@@ -400,6 +428,40 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     completions_.push_back({RECEIVED, receive->rank, 0, status});
   }
 
+  // Whether the first frame of `peer`'s receives has all its parts.
+  static bool FrameArrived(const Peer& peer) {
+    if (peer.receives.empty()) return false;
+    size_t parts = 1 + peer.receives.front()->following;
+    if (peer.receives.size() < parts) return false;
+    for (size_t i = 0; i < parts; i += 1) {
+      if (!peer.receives[i]->done) return false;
+    }
+    return true;
+  }
+
+  // Takes the first frame of `peer`'s receives: its only part as an ArrayBuffer, its parts as an
+  // Array of ArrayBuffers, or UCX's error when a part failed.
+  Napi::Value TakeFrame(Napi::Env env, Peer& peer) {
+    size_t parts = 1 + peer.receives.front()->following;
+    ucs_status_t status = UCS_OK;
+    for (size_t i = 0; i < parts; i += 1) {
+      if (peer.receives[i]->status != UCS_OK) status = peer.receives[i]->status;
+    }
+    Napi::Value frame;
+    if (status != UCS_OK) frame = Napi::String::New(env, ucs_status_string(status));
+    else if (parts == 1) frame = TakeBuffer(env, peer.receives.front());
+    else frame = Napi::Array::New(env, parts);
+    for (size_t i = 0; i < parts; i += 1) {
+      Receive* receive = peer.receives.front();
+      peer.receives.pop_front();
+      if (status != UCS_OK) free(receive->data);
+      else if (parts > 1) frame.As<Napi::Array>().Set(static_cast<uint32_t>(i), TakeBuffer(env, receive));
+      delete receive;
+    }
+    return frame;
+  }
+
+  // The data of a received part as an ArrayBuffer; `receive` no longer owns it.
   Napi::Value TakeBuffer(Napi::Env env, Receive* receive) {
     if (receive->length <= COPY_OUT_BYTES) {
       Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, receive->length);
@@ -418,11 +480,13 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
 
   static void OnSent(void* request, ucs_status_t status, void* user_data) {
     auto* send = static_cast<Send*>(user_data);
+    ucp_request_free(request);
+    if (status != UCS_OK) send->status = status;
+    if (--send->pending > 0) return;
     send->worker->inflight_ -= 1;
-    send->worker->completions_.push_back({SENT, send->rank, send->token, status});
+    send->worker->completions_.push_back({SENT, send->rank, send->token, send->status});
     // UCX calls back from inside ucp_worker_progress, which only the JavaScript thread calls: the references may go.
     delete send;
-    ucp_request_free(request);
   }
 
   static void OnPeerError(void* arg, ucp_ep_h, ucs_status_t status) {
@@ -478,6 +542,10 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
   std::deque<Peer> peers_;
   std::vector<Peer*> lost_;
   std::vector<Completion> completions_;
+  // The completions being handed over by progress().
+  std::vector<Completion> handing_;
+  // A Send whose frame went at once, for the next one.
+  std::unique_ptr<Send> spare_;
 };
 
 }  // namespace

@@ -17,6 +17,11 @@ function joined(parts: readonly Uint8Array[]): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
 }
 
+/** Each part as its own message, as the addon receives a large frame. */
+function apart(parts: readonly Uint8Array[]): ArrayBuffer[] {
+  return parts.map((part) => joined([part]));
+}
+
 function eager(bodies: Uint8Array[]): Frame {
   const size = bodies.reduce((sum, body) => sum + body.byteLength, 0);
   return new Frame(FrameType.Eager, 0, 3, 1, 2, 7, 0, 0, 0, 1, bodies, size, 9, 64);
@@ -25,11 +30,14 @@ function eager(bodies: Uint8Array[]): Frame {
 describe('ucx frames', function () {
   it('carry a frame whole or as parts, and read it back with its bodies in place', function () {
     const frame = eager([Uint8Array.of(1, 2, 3), new Uint8Array(new Float64Array([1.5, -2]).buffer)]);
-    for (const message of [joined(wholeMessage(frame)), joined(messageParts(frame))]) {
+    const whole = joined(wholeMessage(frame));
+    const parts = apart(messageParts(frame));
+    expect(parts.map((part) => part.byteLength)).to.deep.equal([56 + 16, 3, 16]);
+    for (const message of [whole, parts]) {
       const read = readMessage(message);
       expect([read.type, read.context, read.source, read.destination, read.tag, read.size, read.id, read.credit]).to.deep.equal([FrameType.Eager, 3, 1, 2, 7, 19, 9, 64]);
       expect(read.bodies.map((body) => Array.from(body as Uint8Array))).to.deep.equal([[1, 2, 3], Array.from(new Uint8Array(new Float64Array([1.5, -2]).buffer))]);
-      expect((read.bodies[0] as Uint8Array).buffer).to.equal(message);
+      expect((read.bodies[0] as Uint8Array).buffer).to.equal(message instanceof ArrayBuffer ? message : message[1]);
     }
     const control = new Frame(FrameType.ReadyToSend, 0, 3, 1, 2, 7, 0, 0, 0, 1, NO_BODIES, 1 << 20, 5);
     expect(readMessage(joined(wholeMessage(control))).size).to.equal(1 << 20);
@@ -46,6 +54,10 @@ describe('ucx frames', function () {
     expect(bad((bytes) => (bytes.writeUInt32LE(70_000, 44), bytes))).to.throw(TransportError, /70000 bodies/);
     expect(bad((bytes) => (bytes.writeUInt32LE(1000, 56), bytes))).to.throw(TransportError, /past the message's end/);
     expect(bad((bytes) => Buffer.concat([bytes, Buffer.from([0])]))).to.throw(TransportError, /1 bytes after the frame/);
+    const parts = apart(messageParts(eager([Uint8Array.of(1, 2, 3), Uint8Array.of(4)])));
+    expect(() => readMessage(parts.slice(0, 2))).to.throw(TransportError, /2 bodies in 1 parts/);
+    expect(() => readMessage([parts[0] as ArrayBuffer, parts[2] as ArrayBuffer, parts[1] as ArrayBuffer])).to.throw(TransportError, /a body of 3 bytes in a part of 1/);
+    expect(() => readMessage([])).to.throw(TransportError, /no parts/);
   });
 });
 

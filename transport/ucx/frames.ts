@@ -1,9 +1,10 @@
 /**
- * A frame as one UCX message, in wire.ts's layout (header, body lengths, bodies). A small frame is
- * copied into one buffer (the caller may reuse its bodies at once); a large one goes as parts, the
- * header and the bodies themselves, gathered by UCX without a copy. A received message is read in
- * place: its bodies are views of the buffer UCX filled (the header's 56 bytes plus 8 per body keep
- * a single body 8-aligned, so typed arrays are built over it without copying).
+ * A frame as UCX messages, in wire.ts's layout (header, body lengths, bodies). A small frame is
+ * copied into one message (the caller may reuse its bodies at once); a large one goes as parts,
+ * the header with the lengths, then each body as it is, its own message (UCX moves contiguous
+ * data without copying). A received frame is read in place: its bodies are views of the buffers
+ * UCX filled (in a whole message, the header's 56 bytes plus 8 per body keep a single body
+ * 8-aligned, so typed arrays are built over it without copying).
  */
 import type { Frame } from '../../src/engine/frame.js';
 import { TransportError } from '../../src/errors.js';
@@ -35,24 +36,36 @@ export function messageParts(frame: Frame): Uint8Array[] {
   return [prefix, ...frame.bodies.map(viewBytes)];
 }
 
-/** The frame a received message holds, its bodies views of `message`; TransportError if it is none of ours. */
-export function readMessage(message: ArrayBuffer): Frame {
-  const bytes = Buffer.from(message);
+/** The frame that received parts hold (one message: the whole frame), its bodies views of them; TransportError if it is none of ours. */
+export function readMessage(parts: ArrayBuffer | readonly ArrayBuffer[]): Frame {
+  const whole = parts instanceof ArrayBuffer;
+  const first = whole ? parts : parts[0];
+  if (first === undefined) throw new TransportError('bad frame: no parts');
+  const bytes = Buffer.from(first);
   if (bytes.length < HEADER_BYTES) throw new TransportError(`bad frame: a message of ${bytes.length} bytes`);
   const frame = readHeader(bytes, 0);
   const count = bodyCountOf(bytes, 0);
   checkBodyCount(frame, count);
   let position = HEADER_BYTES + 8 * count;
   if (position > bytes.length) throw new TransportError(`bad frame: ${count} bodies in a message of ${bytes.length} bytes`);
+  if (!whole && parts.length !== count + 1) throw new TransportError(`bad frame: ${count} bodies in ${parts.length - 1} parts`);
+  let carried = 0;
   if (count > 0) {
     const bodies: BinaryValue[] = new Array(count);
     for (let i = 0; i < count; i += 1) {
       const length = readUInt64(bytes, HEADER_BYTES + 8 * i);
-      if (length > bytes.length - position) throw new TransportError(`bad frame: a body of ${length} bytes past the message's end`);
-      bodies[i] = new Uint8Array(message, position, length);
-      position += length;
+      if (whole) {
+        if (length > bytes.length - position) throw new TransportError(`bad frame: a body of ${length} bytes past the message's end`);
+        bodies[i] = new Uint8Array(first, position, length);
+        position += length;
+      } else {
+        const part = parts[i + 1] as ArrayBuffer;
+        if (part.byteLength !== length) throw new TransportError(`bad frame: a body of ${length} bytes in a part of ${part.byteLength}`);
+        bodies[i] = new Uint8Array(part);
+      }
+      carried += length;
     }
-    if (position - HEADER_BYTES - 8 * count !== frame.size) throw new TransportError(`bad frame: bodies of ${position - HEADER_BYTES - 8 * count} bytes in a message of ${frame.size}`);
+    if (carried !== frame.size) throw new TransportError(`bad frame: bodies of ${carried} bytes in a message of ${frame.size}`);
     frame.bodies = bodies;
   }
   if (position !== bytes.length) throw new TransportError(`bad frame: ${bytes.length - position} bytes after the frame`);

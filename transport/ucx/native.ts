@@ -16,13 +16,14 @@ export interface UcxWorker {
   /** This worker's address, for peers to connect to. */
   address(): Uint8Array;
   connect(rank: number, address: Uint8Array): void;
-  /** Sends `parts` as one message; true when they may be reused at once, else progress() reports [SENT, rank, token]. */
+  /** Sends the parts of one frame, each a message; true when they may be reused at once, else progress() reports [SENT, rank, token]. */
   send(rank: number, parts: readonly Uint8Array[], token: number): boolean;
   /**
-   * Advances the worker: what completed as [kind, rank, value, ...] (RECEIVED: the message as an
-   * ArrayBuffer, or UCX's error; SENT: the token; LOST: UCX's reason), or how many events it processed.
+   * Advances the worker: what completed as [kind, rank, value, ...] (RECEIVED: a frame's only part
+   * as an ArrayBuffer or its parts as an array of them, or UCX's error; SENT: the token; LOST:
+   * UCX's reason), or how many events it processed.
    */
-  progress(): (number | string | ArrayBuffer)[] | number;
+  progress(): (number | string | ArrayBuffer | ArrayBuffer[])[] | number;
   /** Calls the constructor's wake() from the event loop once there is something to progress. */
   arm(): void;
   /** Whether sends or receives are in flight (then the worker needs polling: not every transport wakes a waiting sender). */

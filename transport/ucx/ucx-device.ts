@@ -1,9 +1,9 @@
 /**
  * The UCX device: InfiniBand, RoCE, shared memory or TCP, whichever UCX finds (UCX_TLS chooses), for
  * endpoints on different hosts (or any pair, when configured). Each endpoint has a UCP worker
- * (native/ucx.cc); a frame travels as one tagged message, the tag being the sender's rank, and
- * UCX picks eager or rendezvous for it. Frames from one peer are handed to the engine in the order
- * they were sent.
+ * (native/ucx.cc); a small frame travels as one tagged message, a large one as a message per part
+ * (header, then each body), and UCX picks eager or rendezvous for each. Frames from one peer are
+ * handed to the engine in the order they were sent.
  *
  * Waiting: the engine's progress engine polls this device while a call waits; when it stops, the
  * worker's event fd is armed and libuv wakes the device (or, while messages are in flight, the
@@ -172,14 +172,14 @@ export class UcxDevice implements Device, PollingDevice {
     try {
       const events = this.worker.progress();
       if (typeof events === 'number') return events;
-      for (let i = 0; i < events.length; i += 3) this.handle(events[i] as number, events[i + 1] as number, events[i + 2] as number | string | ArrayBuffer);
+      for (let i = 0; i < events.length; i += 3) this.handle(events[i] as number, events[i + 1] as number, events[i + 2] as number | string | ArrayBuffer | ArrayBuffer[]);
       return events.length / 3;
     } finally {
       this.polling = false;
     }
   }
 
-  private handle(kind: number, peer: number, value: number | string | ArrayBuffer): void {
+  private handle(kind: number, peer: number, value: number | string | ArrayBuffer | ArrayBuffer[]): void {
     switch (kind) {
       case UCX_RECEIVED: {
         if (!this.peers.has(peer)) return;
@@ -187,14 +187,14 @@ export class UcxDevice implements Device, PollingDevice {
           this.host?.lost(peer, new TransportError(`a receive from it failed in UCX: ${value}`));
           return;
         }
-        const message = value as ArrayBuffer;
-        if (message.byteLength === 0) {
+        const parts = value as ArrayBuffer | ArrayBuffer[];
+        if (parts instanceof ArrayBuffer && parts.byteLength === 0) {
           this.wireupFrom?.(peer);
           return;
         }
         let frame: Frame;
         try {
-          frame = readMessage(message);
+          frame = readMessage(parts);
         } catch (error) {
           this.host?.lost(peer, error as Error);
           return;
