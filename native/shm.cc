@@ -10,11 +10,16 @@
 //                                                     back on the JavaScript thread
 //   copy(target, source)                              memcpy between byte views (large bodies
 //                                                     into and out of the rings)
+//   receiveBuffer(length) -> ArrayBuffer              memory for a large received body, given
+//                                                     back for the next one once collected
+//                                                     (receive-memory.h)
 //
 // Node-API cannot make a SharedArrayBuffer over external memory yet (experimental in newer Node),
 // so open() uses V8's API for that one object, with the headers node-gyp builds against.
 #include <napi.h>
 #include <v8.h>
+
+#include "receive-memory.h"
 
 #include <cerrno>
 #include <climits>
@@ -203,12 +208,18 @@ Napi::Value Copy(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+Napi::Value ReceiveBuffer(const Napi::CallbackInfo& info) {
+  size_t length = info[0].As<Napi::Number>().Int64Value();
+  return ccjs::HandOver(info.Env(), ccjs::ReceiveMemory::OfThisThread().Take(length), length);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open));
   exports.Set("unlink", Napi::Function::New(env, Unlink));
   exports.Set("ring", Napi::Function::New(env, Ring));
   exports.Set("Waiter", Waiter::Define(env));
   exports.Set("copy", Napi::Function::New(env, Copy));
+  exports.Set("receiveBuffer", Napi::Function::New(env, ReceiveBuffer));
   return exports;
 }
 

@@ -16,6 +16,8 @@
 #include <uv.h>
 #include <ucp/api/ucp.h>
 
+#include "receive-memory.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -30,7 +32,7 @@ namespace {
 enum EventKind : uint32_t { RECEIVED = 1, SENT = 2, LOST = 3 };
 
 // Messages up to this size are copied into a JavaScript ArrayBuffer; larger ones are handed over in place.
-constexpr size_t COPY_OUT_BYTES = 64 * 1024;
+constexpr size_t COPY_OUT_BYTES = ccjs::POOLED_BYTES;
 
 // The tag: the sender's rank in the low 32 bits, the parts that follow this one in the high 32.
 constexpr int FOLLOWING_SHIFT = 32;
@@ -320,7 +322,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
   // A receive whose peer is gone: freed now if done, else by its callback once UCX cancels it.
   void Abandon(Receive* receive) {
     if (receive->done) {
-      free(receive->data);
+      ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
       delete receive;
       return;
     }
@@ -382,7 +384,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       if (message == nullptr) return count;
       count += 1;
       uint32_t rank = static_cast<uint32_t>(info.sender_tag);
-      auto* receive = new Receive{this, rank, malloc(info.length > 0 ? info.length : 1), info.length};
+      auto* receive = new Receive{this, rank, ccjs::ReceiveMemory::OfThisThread().Take(info.length), info.length};
       bool known = rank < peers_.size() && peers_[rank].ep != nullptr;
       if (known) {
         Peer& peer = peers_[rank];
@@ -418,7 +420,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     if (receive->counted) inflight_ -= 1;
     receive->counted = false;
     if (receive->orphan) {
-      free(receive->data);
+      ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
       delete receive;
       return;
     }
@@ -454,7 +456,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     for (size_t i = 0; i < parts; i += 1) {
       Receive* receive = peer.receives.front();
       peer.receives.pop_front();
-      if (status != UCS_OK) free(receive->data);
+      if (status != UCS_OK) ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
       else if (parts > 1) frame.As<Napi::Array>().Set(static_cast<uint32_t>(i), TakeBuffer(env, receive));
       delete receive;
     }
@@ -466,10 +468,10 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     if (receive->length <= COPY_OUT_BYTES) {
       Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, receive->length);
       if (receive->length > 0) memcpy(buffer.Data(), receive->data, receive->length);
-      free(receive->data);
+      ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
       return buffer;
     }
-    return Napi::ArrayBuffer::New(env, receive->data, receive->length, [](Napi::Env, void* data) { free(data); });
+    return ccjs::HandOver(env, receive->data, receive->length);
   }
 
   static void OnReceived(void* request, ucs_status_t status, const ucp_tag_recv_info_t*, void* user_data) {

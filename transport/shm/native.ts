@@ -19,6 +19,8 @@ export interface ShmNative {
   ring(buffer: SharedArrayBuffer, byteOffset: number): void;
   /** memcpy of all of `source` into `target` (either may be over a SharedArrayBuffer). */
   copy(target: Uint8Array, source: Uint8Array): void;
+  /** Memory for a large received body, given back for the next one once the ArrayBuffer is collected (not zero-filled). */
+  receiveBuffer(length: number): ArrayBuffer;
   Waiter: new (buffer: SharedArrayBuffer, byteOffset: number, callback: () => void) => Waiter;
 }
 
