@@ -193,6 +193,7 @@ describe('the built package', function () {
         'binding.gyp',
         'native/shm.cc',
         'native/ucx.cc',
+        'native/receive-memory.h',
         'scripts/build-native.mjs',
         'scripts/has-ucx.mjs',
       ];
