@@ -215,7 +215,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const native = shmNative();
     const shm =
       size > 1
-        ? new ShmDevice({ rank, processRank, threadRank, threadCount, ringCapacity: config.shmRingBytes, timeoutMs: config.timeoutMs, native: typeof native === 'string' ? undefined : native, threads: threadMemory })
+        ? new ShmDevice({ rank, processRank, threadRank, threadCount, ringCapacity: config.shmRingBytes, singleCopy: config.shmSingleCopy, timeoutMs: config.timeoutMs, native: typeof native === 'string' ? undefined : native, threads: threadMemory })
         : undefined;
     let master: ColGroupMaster | undefined;
     // Trace lines go where the configuration says and, once the master exists, to its listeners.

@@ -13,6 +13,16 @@
 //   receiveBuffer(length) -> ArrayBuffer              memory for a large received body, given
 //                                                     back for the next one once collected
 //                                                     (receive-memory.h)
+//   probeAddress() -> number                          where this process keeps PROBE_WORD
+//   canRead(pid, address) -> boolean                  can this process read that process's
+//                                                     memory (process_vm_readv: same user, and
+//                                                     what ptrace rules allow), checked on its
+//                                                     PROBE_WORD at `address`
+//   bodyTable(format, bodies) -> ArrayBuffer          where a frame's bodies lie in this process:
+//                                                     u32 format, u32 count, then per body u64
+//                                                     address, u64 length
+//   fetch(pid, table) -> ArrayBuffer[]                the bodies a table describes, read from
+//                                                     process pid in one copy (receive-memory.h)
 //
 // Node-API cannot make a SharedArrayBuffer over external memory yet (experimental in newer Node),
 // so open() uses V8's API for that one object, with the headers node-gyp builds against.
@@ -21,6 +31,7 @@
 
 #include "receive-memory.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <condition_variable>
@@ -32,7 +43,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <thread>
+#include <vector>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,7 +67,7 @@ napi_value FromV8(v8::Local<v8::Value> local) {
 
 Napi::Error ErrnoError(Napi::Env env, const std::string& what, int error) {
   Napi::Error failure = Napi::Error::New(env, what + ": " + std::strerror(error));
-  failure.Set("code", Napi::String::New(env, error == ENOENT ? "ENOENT" : error == EEXIST ? "EEXIST" : "ESYSCALL"));
+  failure.Set("code", Napi::String::New(env, error == ENOENT ? "ENOENT" : error == EEXIST ? "EEXIST" : error == ESRCH ? "ESRCH" : "ESYSCALL"));
   failure.Set("errno", Napi::Number::New(env, error));
   return failure;
 }
@@ -213,6 +226,103 @@ Napi::Value ReceiveBuffer(const Napi::CallbackInfo& info) {
   return ccjs::HandOver(info.Env(), ccjs::ReceiveMemory::OfThisThread().Take(length), length);
 }
 
+// A word whose value a peer checks through process_vm_readv before it reads bodies that way.
+constexpr uint64_t PROBE_WORD = 0x63636a7370726f62;  // "ccjsprob"
+const volatile uint64_t probe_word = PROBE_WORD;
+
+Napi::Value ProbeAddress(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(reinterpret_cast<uintptr_t>(&probe_word)));
+}
+
+// Reads `count` pieces of process `pid` into `local`; 0 or an errno. process_vm_readv may stop
+// short (at most IOV_MAX pieces a call, or a partial transfer), so it goes on from where it stopped.
+int ReadFrom(pid_t pid, iovec* local, iovec* remote, size_t count) {
+  size_t done = 0;
+  for (;;) {
+    while (done < count && local[done].iov_len == 0) done += 1;
+    if (done == count) return 0;
+    size_t batch = std::min<size_t>(count - done, IOV_MAX);
+    ssize_t moved = process_vm_readv(pid, local + done, batch, remote + done, batch, 0);
+    if (moved < 0) return errno;
+    if (moved == 0) return EFAULT;
+    for (size_t left = static_cast<size_t>(moved); left > 0;) {
+      size_t take = std::min(left, local[done].iov_len);
+      local[done].iov_base = static_cast<char*>(local[done].iov_base) + take;
+      local[done].iov_len -= take;
+      remote[done].iov_base = static_cast<char*>(remote[done].iov_base) + take;
+      remote[done].iov_len -= take;
+      left -= take;
+      if (local[done].iov_len == 0) done += 1;
+    }
+  }
+}
+
+Napi::Value CanRead(const Napi::CallbackInfo& info) {
+  pid_t pid = info[0].As<Napi::Number>().Int32Value();
+  uint64_t address = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
+  uint64_t word = 0;
+  iovec local{&word, sizeof(word)};
+  iovec remote{reinterpret_cast<void*>(address), sizeof(word)};
+  return Napi::Boolean::New(info.Env(), ReadFrom(pid, &local, &remote, 1) == 0 && word == PROBE_WORD);
+}
+
+constexpr size_t TABLE_HEAD = 8;
+constexpr size_t TABLE_ENTRY = 16;
+// Bounds a table read from shared memory is checked against before anything is allocated.
+constexpr uint32_t MAX_TABLE_BODIES = 1 << 16;
+constexpr uint64_t MAX_BODY_BYTES = uint64_t{1} << 46;
+
+Napi::Value BodyTable(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint32_t format = info[0].As<Napi::Number>().Uint32Value();
+  Napi::Array bodies = info[1].As<Napi::Array>();
+  uint32_t count = bodies.Length();
+  Napi::ArrayBuffer table = Napi::ArrayBuffer::New(env, TABLE_HEAD + TABLE_ENTRY * count);
+  char* bytes = static_cast<char*>(table.Data());
+  std::memcpy(bytes, &format, 4);
+  std::memcpy(bytes + 4, &count, 4);
+  for (uint32_t i = 0; i < count; i += 1) {
+    Napi::Value body = bodies[i];
+    if (!body.IsTypedArray()) throw Napi::TypeError::New(env, "bodyTable: body " + std::to_string(i) + " is not a typed array");
+    Napi::TypedArray view = body.As<Napi::TypedArray>();
+    uint64_t address = reinterpret_cast<uintptr_t>(static_cast<char*>(view.ArrayBuffer().Data()) + view.ByteOffset());
+    uint64_t length = view.ByteLength();
+    std::memcpy(bytes + TABLE_HEAD + TABLE_ENTRY * i, &address, 8);
+    std::memcpy(bytes + TABLE_HEAD + TABLE_ENTRY * i + 8, &length, 8);
+  }
+  return table;
+}
+
+Napi::Value Fetch(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  pid_t pid = info[0].As<Napi::Number>().Int32Value();
+  Napi::Uint8Array table = info[1].As<Napi::Uint8Array>();
+  const char* bytes = reinterpret_cast<const char*>(table.Data());
+  uint32_t count = 0;
+  if (table.ByteLength() >= TABLE_HEAD) std::memcpy(&count, bytes + 4, 4);
+  if (table.ByteLength() < TABLE_HEAD || count > MAX_TABLE_BODIES || table.ByteLength() != TABLE_HEAD + TABLE_ENTRY * size_t{count}) {
+    throw Napi::RangeError::New(env, "fetch: a body table of " + std::to_string(table.ByteLength()) + " bytes for " + std::to_string(count) + " bodies");
+  }
+  std::vector<iovec> local(count), remote(count);
+  for (uint32_t i = 0; i < count; i += 1) {
+    uint64_t address = 0, length = 0;
+    std::memcpy(&address, bytes + TABLE_HEAD + TABLE_ENTRY * i, 8);
+    std::memcpy(&length, bytes + TABLE_HEAD + TABLE_ENTRY * i + 8, 8);
+    if (length > MAX_BODY_BYTES) throw Napi::RangeError::New(env, "fetch: a body of " + std::to_string(length) + " bytes");
+    remote[i] = {reinterpret_cast<void*>(address), length};
+  }
+  Napi::Array bodies = Napi::Array::New(env, count);
+  for (uint32_t i = 0; i < count; i += 1) {
+    size_t length = remote[i].iov_len;
+    void* data = ccjs::ReceiveMemory::OfThisThread().Take(length);
+    local[i] = {data, length};
+    bodies[i] = ccjs::HandOver(env, data, length);
+  }
+  int error = ReadFrom(pid, local.data(), remote.data(), count);
+  if (error != 0) throw ErrnoError(env, "reading bodies from process " + std::to_string(pid), error);
+  return bodies;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open));
   exports.Set("unlink", Napi::Function::New(env, Unlink));
@@ -220,6 +330,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Waiter", Waiter::Define(env));
   exports.Set("copy", Napi::Function::New(env, Copy));
   exports.Set("receiveBuffer", Napi::Function::New(env, ReceiveBuffer));
+  exports.Set("probeAddress", Napi::Function::New(env, ProbeAddress));
+  exports.Set("canRead", Napi::Function::New(env, CanRead));
+  exports.Set("bodyTable", Napi::Function::New(env, BodyTable));
+  exports.Set("fetch", Napi::Function::New(env, Fetch));
   return exports;
 }
 

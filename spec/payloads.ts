@@ -48,6 +48,10 @@ export const PAYLOADS: readonly Payload[] = [
   { name: 'a Float64Array of 4 MiB', make: () => filled((4 * 1024 * 1024) / 8) },
   { name: 'an empty array', make: () => [] },
   {
+    name: 'an object holding large and empty typed arrays (bodies out of band)',
+    make: () => ({ label: 'grid', values: filled(40_000), counts: Int32Array.from({ length: 50_000 }, (_, i) => i - 7), none: new Float32Array(0) }),
+  },
+  {
     name: 'a 64 MiB Uint8Array (rendezvous)',
     make: () => {
       const bytes = new Uint8Array(64 * 1024 * 1024);

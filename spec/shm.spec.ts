@@ -29,10 +29,17 @@ for (const { processes, threads, between } of [
       expect(report.stats.queuedBytes).to.equal(0);
     });
 
-    it('carry 1,000 messages of sizes around the ring, copy and eager boundaries intact', async function () {
-      const results = (await runScenario(processes, threads, 'boundaries', { count: 1000 }, SMALL_RINGS)).results as number[][];
-      expect(results).to.deep.equal([[1000], [1000]]);
-    });
+    for (const singleCopy of [true, false]) {
+      it(`carry 1,000 messages of sizes around the ring, copy and eager boundaries intact, ${singleCopy ? 'large ones read from the sender\'s memory' : 'all through the ring'}`, async function () {
+        const env = { ...SMALL_RINGS, CCJS_SHM_SINGLE_COPY: String(singleCopy) };
+        const results = (await runScenario(processes, threads, 'boundaries', { count: 1000 }, env)).results as [[{ sent: number; singleCopies: number }], [number]];
+        expect(results[1]).to.deep.equal([1000]);
+        expect(results[0][0].sent).to.equal(1000);
+        // About a third of the sizes are rendezvous messages (above the eager limit): those go by single copy.
+        if (singleCopy) expect(results[0][0].singleCopies).to.be.above(200);
+        else expect(results[0][0].singleCopies).to.equal(0);
+      });
+    }
   });
 }
 

@@ -47,6 +47,8 @@ export interface MasterOptions {
   sendBuffer?: number;
   /** Bytes of each shared-memory ring (one per ordered pair of endpoints on a host; a power of two from 65536, default 512 KiB; CCJS_SHM_RING_BYTES). */
   shmRingBytes?: number;
+  /** Large messages between processes of one host are read straight from the sender's memory, one copy instead of two through a ring (default true; CCJS_SHM_SINGLE_COPY). */
+  shmSingleCopy?: boolean;
   /** How long a waiting call spins on polling devices before it sleeps, in µs (0: never; default 500; CCJS_SPIN_US). */
   spinMicroseconds?: number;
   /** Log every endpoint's pending calls once when a call has waited this long (ms; off when unset; CCJS_WATCHDOG_MS). */
@@ -89,6 +91,7 @@ export interface Config {
   readonly receiveWindow: number;
   readonly sendBuffer: number;
   readonly shmRingBytes: number;
+  readonly shmSingleCopy: boolean;
   readonly spinMicroseconds: number;
   readonly watchdogMs: number | undefined;
   readonly host: string | undefined;
@@ -120,6 +123,7 @@ const DEFAULTS: Config = {
   receiveWindow: 4 * 1024 * 1024,
   sendBuffer: 64 * 1024 * 1024,
   shmRingBytes: 512 * 1024,
+  shmSingleCopy: true,
   // About two wake-ups of a blocked thread here (20-100 µs each): a shorter spin lets a ping-pong
   // fall into both sides sleeping (UCX's wake-up path is the slowest); the budget halves anyway
   // while a peer computes (src/engine/progress.ts).
@@ -152,6 +156,7 @@ const FILE_KEYS = [
   'receiveWindow',
   'sendBuffer',
   'shmRingBytes',
+  'shmSingleCopy',
   'spinMicroseconds',
   'watchdogMs',
   'outOfBandThreshold',
@@ -171,6 +176,7 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   CCJS_RECEIVE_WINDOW: 'receiveWindow',
   CCJS_SEND_BUFFER: 'sendBuffer',
   CCJS_SHM_RING_BYTES: 'shmRingBytes',
+  CCJS_SHM_SINGLE_COPY: 'shmSingleCopy',
   CCJS_SPIN_US: 'spinMicroseconds',
   CCJS_WATCHDOG_MS: 'watchdogMs',
   CCJS_HOST: 'host',
@@ -220,6 +226,7 @@ export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEn
       if ((bytes & (bytes - 1)) !== 0 || bytes > 1 << 30) throw new ConfigError(`${source} must be a power of two from 65536 to 2^30, got ${bytes}`);
       return bytes;
     }),
+    shmSingleCopy: pick('shmSingleCopy', boolean),
     spinMicroseconds: pick('spinMicroseconds', nonNegativeInteger),
     watchdogMs: pick('watchdogMs', positiveInteger),
     host: pick('host', (value, source) => {

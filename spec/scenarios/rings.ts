@@ -78,9 +78,10 @@ export function blockedReceiver(master: ColGroupMaster, bytes: number, blockMs: 
 /**
  * `count` messages from rank 0 to rank 1 of sizes at and around the ring's capacity, half of it,
  * the copy limit, the eager limit and the ring's alignment (± 24 bytes), and random sizes beyond;
- * through sendAsync and sendSync in turn. Returns how many arrived intact.
+ * through sendAsync and sendSync in turn. Rank 1 returns how many arrived intact, rank 0 how many
+ * it sent and how many of those its device had rank 1 read from its memory (single copy).
  */
-export function sizesAroundBoundaries(master: ColGroupMaster, count: number): Body<number> {
+export function sizesAroundBoundaries(master: ColGroupMaster, count: number): Body<number | { sent: number; singleCopies: number }> {
   return async (member, group, rank) => {
     const peer = group.endpointOf(rank ^ 1);
     const device = shmDeviceTowards(master, peer);
@@ -97,7 +98,7 @@ export function sizesAroundBoundaries(master: ColGroupMaster, count: number): Bo
         if (index % 2 === 0) await member.sendAsync(group, pattern(index, size), 1);
         else await member.sendSync(group, pattern(index, size), 1);
       }
-      return count;
+      return { sent: count, singleCopies: device.stats.singleCopies };
     }
     for (const [index, size] of sizes.entries()) expectPattern(await member.receive(group, 0), index, size);
     return count;

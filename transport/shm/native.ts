@@ -21,6 +21,14 @@ export interface ShmNative {
   copy(target: Uint8Array, source: Uint8Array): void;
   /** Memory for a large received body, given back for the next one once the ArrayBuffer is collected (not zero-filled). */
   receiveBuffer(length: number): ArrayBuffer;
+  /** Where this process keeps the word canRead checks. */
+  probeAddress(): number;
+  /** Can this process read process `pid`'s memory (checked on its probe word at `address`)? */
+  canRead(pid: number, address: number): boolean;
+  /** Where `bodies` lie in this process, as a table fetch() reads (u32 format, u32 count, then u64 address and length per body). */
+  bodyTable(format: number, bodies: readonly ArrayBufferView[]): ArrayBuffer;
+  /** The bodies `table` describes, read from process `pid`'s memory in one copy (process_vm_readv). */
+  fetch(pid: number, table: Uint8Array): ArrayBuffer[];
   Waiter: new (buffer: SharedArrayBuffer, byteOffset: number, callback: () => void) => Waiter;
 }
 

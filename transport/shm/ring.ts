@@ -16,10 +16,22 @@ import type { ByteCopy } from '../stream.js';
 
 /** Header bytes before a ring's data: three cache-line-separated words and room to spare. */
 export const RING_HEADER_BYTES = 256;
-/** Int32 indexes of the header words: the producer's cache line (head, its waiting flag), the consumer's (tail). */
+/**
+ * Int32 indexes of the header words. The producer's cache line: head, its waiting flag, and the
+ * address of its probe word (single copy, below). The consumer's: tail, its verdict on single
+ * copy, and how many frames it fetched from the producer's memory.
+ */
 const HEAD = 0;
 const PRODUCER_WAITING = 1;
+const PROBE_LOW = 2;
+const PROBE_HIGH = 3;
 const TAIL = 16;
+const SINGLE_COPY = 17;
+const FETCHED = 18;
+
+/** The consumer's verdict on reading the producer's memory directly (SINGLE_COPY; 0 until decided). */
+const READABLE = 1;
+const UNREADABLE = 2;
 
 /** Frames on a ring are padded to this many bytes, so that small bodies are read in place. */
 export const RING_ALIGNMENT = 8;
@@ -109,6 +121,22 @@ export class Ring {
     this.head = (this.head + bytes) >>> 0;
   }
 
+  /** Tells the consumer where this process keeps its probe word (see canRead in native/shm.cc). */
+  offerProbe(address: number): void {
+    Atomics.store(this.words, PROBE_LOW, address % 0x1_0000_0000 | 0);
+    Atomics.store(this.words, PROBE_HIGH, Math.floor(address / 0x1_0000_0000));
+  }
+
+  /** The consumer reads large bodies straight from this producer's memory (it said so). */
+  get singleCopy(): boolean {
+    return Atomics.load(this.words, SINGLE_COPY) === READABLE;
+  }
+
+  /** Frames the consumer fetched from this producer's memory so far (a wrapping counter). */
+  get fetched(): number {
+    return Atomics.load(this.words, FETCHED) >>> 0;
+  }
+
   /** Makes what was written visible to the consumer. */
   publish(): void {
     Atomics.store(this.words, HEAD, this.head | 0);
@@ -147,9 +175,26 @@ export class Ring {
     return Atomics.load(this.words, PRODUCER_WAITING) === 1 && Atomics.compareExchange(this.words, PRODUCER_WAITING, 1, 0) === 1;
   }
 
+  /** Where the producer keeps its probe word; undefined until it said. */
+  get probe(): number | undefined {
+    const low = Atomics.load(this.words, PROBE_LOW) >>> 0;
+    const high = Atomics.load(this.words, PROBE_HIGH) >>> 0;
+    return low === 0 && high === 0 ? undefined : high * 0x1_0000_0000 + low;
+  }
+
+  /** Says whether this consumer can read the producer's memory directly (once, at connect). */
+  decideSingleCopy(readable: boolean): void {
+    Atomics.store(this.words, SINGLE_COPY, readable ? READABLE : UNREADABLE);
+  }
+
+  /** Counts a frame fetched from the producer's memory: its bodies are free again. */
+  countFetched(): void {
+    Atomics.add(this.words, FETCHED, 1);
+  }
+
   /** Its shared words and this side's copies of them, for diagnostics. */
   describe(): string {
-    const shared = `head ${Atomics.load(this.words, HEAD) >>> 0}, tail ${Atomics.load(this.words, TAIL) >>> 0}, producer waiting ${Atomics.load(this.words, PRODUCER_WAITING)}`;
+    const shared = `head ${Atomics.load(this.words, HEAD) >>> 0}, tail ${Atomics.load(this.words, TAIL) >>> 0}, producer waiting ${Atomics.load(this.words, PRODUCER_WAITING)}, fetched ${this.fetched}`;
     return `${shared}; here head ${this.head}, tail ${this.tail} (published ${this.publishedTail})`;
   }
 

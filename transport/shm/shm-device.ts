@@ -29,6 +29,7 @@ import { RingFrames, padded, ringFrameBytes } from './frames.js';
 import { SEGMENT, SEGMENT_BELL_OFFSET, SEGMENT_MAGIC, segmentBytes, segmentRingOffset, threadBellIndex, threadRingOffset } from './layout.js';
 import type { ShmNative } from './native.js';
 import { ringCopy } from './copy.js';
+import { FLAG_BODIES_AT_SENDER, SINGLE_COPY_BYTES, byReference, fetchBodies } from './single-copy.js';
 import type { ByteCopy } from '../stream.js';
 import type { ThreadMemory } from '../../src/threads.js';
 
@@ -48,6 +49,8 @@ export interface ShmDeviceOptions {
   readonly threadCount: number;
   /** Data bytes of each ring in this endpoint's segment (a power of two). */
   readonly ringCapacity: number;
+  /** Large frames go by single copy where the receiver may read the sender's memory (single-copy.ts). */
+  readonly singleCopy: boolean;
   readonly timeoutMs: number;
   /** The addon, for peers in other processes; undefined: threads of this process only. */
   readonly native: ShmNative | undefined;
@@ -80,6 +83,8 @@ export interface ShmStats {
   /** Bytes of frames waiting at this sender for ring room, now, and the most that ever were. */
   queuedBytes: number;
   queuedHighWater: number;
+  /** Frames this sender had the receiver read from its memory (single copy). */
+  singleCopies: number;
 }
 
 /** A frame on its way into a full ring: the part written so far. */
@@ -99,6 +104,10 @@ class Outgoing {
 /** This endpoint and one peer: the ring it writes into, the ring it reads from, and how to wake the peer. */
 class Link {
   readonly outbox = new Queue<Outgoing>();
+  /** Frames the peer reads from our memory (single copy), oldest first: released once it counts them fetched. */
+  readonly awaitingFetch = new Queue<Releasable>();
+  /** How many of our frames the peer had fetched when we last looked. */
+  fetchesSeen = 0;
   /** Whole frames, in place in the rings; the stream reader and writer take frames that wrap. */
   readonly writer: RingFrames;
   private readonly frames: RingFrames;
@@ -113,6 +122,9 @@ class Link {
     readonly wake: () => void,
     /** The peer's process id, for peers in other processes (checked for life). */
     readonly pid: number | undefined,
+    /** Large frames go to the peer by single copy; the process whose memory this end reads them from, if it may. */
+    readonly singleCopy: () => boolean,
+    readonly fetchFrom: number | undefined,
     copy: ByteCopy,
     deliver: (frame: Frame) => void,
   ) {
@@ -142,7 +154,7 @@ export class ShmDevice implements Device, PollingDevice {
   readonly name = 'shm';
   readonly copyLimit = 64 * 1024;
   readonly address: ShmAddress;
-  readonly stats: ShmStats = { ringFull: 0, queuedBytes: 0, queuedHighWater: 0 };
+  readonly stats: ShmStats = { ringFull: 0, queuedBytes: 0, queuedHighWater: 0, singleCopies: 0 };
   private host: DeviceHost | undefined;
   private readonly links: (Link | undefined)[] = [];
   private active: Link[] = [];
@@ -194,7 +206,10 @@ export class ShmDevice implements Device, PollingDevice {
       const wake = () => {
         if (Atomics.load(words, bell) === SLEEPING && Atomics.compareExchange(words, bell, SLEEPING, AWAKE) === SLEEPING) Atomics.notify(words, bell);
       };
-      this.links[rank] = new Link(rank, outgoing, incoming, wake, undefined, this.copy, (frame) => this.arrived(rank, frame));
+      // Threads of one process read each other's memory as their own.
+      const fetchFrom = this.options.native === undefined || !this.options.singleCopy ? undefined : process.pid;
+      const link: Link = new Link(rank, outgoing, incoming, wake, undefined, () => fetchFrom !== undefined, fetchFrom, this.copy, (frame) => this.arrived(link, frame));
+      this.links[rank] = link;
     }
     this.bells.push(this.threadBell(words, threadBellIndex(me)));
   }
@@ -259,11 +274,13 @@ export class ShmDevice implements Device, PollingDevice {
         if (index < 0) throw new TransportError(`endpoint ${rank}'s shm segment has no ring for endpoint ${this.options.rank}: the endpoints disagree on which pairs use shm (give them the same configuration)`);
         const outgoing = new Ring(theirs, segmentRingOffset(theirSenders, theirCapacity, index), theirCapacity, this.copy);
         const incoming = new Ring(own, segmentRingOffset(senders.length, capacity, senders.indexOf(rank)), capacity, this.copy);
+        outgoing.offerProbe(native.probeAddress());
         Atomics.add(theirWords, SEGMENT.mapped, 1);
         const wake = () => {
           if (Atomics.load(theirWords, SEGMENT.bell) === SLEEPING && Atomics.compareExchange(theirWords, SEGMENT.bell, SLEEPING, AWAKE) === SLEEPING) native.ring(theirs, SEGMENT_BELL_OFFSET);
         };
-        this.links[rank] = new Link(rank, outgoing, incoming, wake, address.pid, this.copy, (frame) => this.arrived(rank, frame));
+        const link: Link = new Link(rank, outgoing, incoming, wake, address.pid, () => outgoing.singleCopy, address.pid, this.copy, (frame) => this.arrived(link, frame));
+        this.links[rank] = link;
       }
       // Once every sender has mapped ours, its name can go: nothing is left in /dev/shm, whatever happens later.
       while (Atomics.load(ownWords, SEGMENT.mapped) < senders.length) {
@@ -271,6 +288,12 @@ export class ShmDevice implements Device, PollingDevice {
           throw new TimeoutError(`shm device of endpoint ${this.options.rank}: ${senders.length - Atomics.load(ownWords, SEGMENT.mapped)} of its senders did not map its segment within ${this.options.timeoutMs} ms`);
         }
         await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      // Every sender has said where its probe word is: may we read their memory?
+      for (const { rank, address } of strangers) {
+        const incoming = (this.links[rank] as Link).incoming;
+        const probe = incoming.probe;
+        incoming.decideSingleCopy(this.options.singleCopy && probe !== undefined && native.canRead(address.pid, probe));
       }
     } finally {
       this.unlink();
@@ -302,6 +325,15 @@ export class ShmDevice implements Device, PollingDevice {
   send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean {
     const link = this.links[peer];
     if (link === undefined) throw new TransportError(`shm device of endpoint ${this.options.rank}: no ring to endpoint ${peer}`);
+    if (frame.type === FrameType.Data && releasable !== undefined && carriedBytes(frame) > SINGLE_COPY_BYTES && link.singleCopy()) {
+      // The peer matched this message and waits for its data: it reads the bodies from where they
+      // are, and they are ours again once it counts them fetched. (Not eager frames: their sender
+      // goes on at once, and would otherwise wait for a peer that may be busy computing.)
+      this.send(peer, byReference(frame, this.options.native as ShmNative), undefined);
+      link.awaitingFetch.push(releasable);
+      this.stats.singleCopies += 1;
+      return false;
+    }
     if (link.outbox.length === 0 && this.writeWhole(link, frame)) {
       link.outgoing.publish();
       link.wake();
@@ -412,6 +444,7 @@ export class ShmDevice implements Device, PollingDevice {
         const link = this.active[i] as Link;
         if (link.incoming.consume(link.read) > 0) moved += 1;
         if (link.incoming.release()) link.wake();
+        if (link.awaitingFetch.length > 0) moved += this.releaseFetched(link);
         if (link.outbox.length > 0) {
           const queued = link.outgoing.written;
           this.flush(link);
@@ -424,9 +457,18 @@ export class ShmDevice implements Device, PollingDevice {
     }
   }
 
+  /** Releases the bodies of our frames the peer has fetched since we last looked; returns how many. */
+  private releaseFetched(link: Link): number {
+    const fetched = link.outgoing.fetched;
+    const count = Math.min((fetched - link.fetchesSeen) >>> 0, link.awaitingFetch.length);
+    link.fetchesSeen = fetched;
+    for (let i = 0; i < count; i += 1) (link.awaitingFetch.shift() as Releasable).released();
+    return count;
+  }
+
   describe(): string {
     const bells = this.bells.map((bell) => Atomics.load(bell.words, bell.index)).join('/');
-    const links = this.active.map((link) => `to ${link.peer}: ${link.outgoing.describe()}, ${link.outbox.length} queued; from ${link.peer}: ${link.incoming.describe()}`);
+    const links = this.active.map((link) => `to ${link.peer}: ${link.outgoing.describe()}, ${link.outbox.length} queued, ${link.awaitingFetch.length} awaiting fetch; from ${link.peer}: ${link.incoming.describe()}`);
     return `shm: ${this.armed ? 'armed' : 'awake'}${this.rearmScheduled ? ' (rearm scheduled)' : ''}, bells ${bells}; ${links.join('; ')}`;
   }
 
@@ -435,7 +477,19 @@ export class ShmDevice implements Device, PollingDevice {
     this.arm();
   }
 
-  private arrived(peer: number, frame: Frame): void {
+  private arrived(link: Link, frame: Frame): void {
+    const peer = link.peer;
+    if ((frame.flags & FLAG_BODIES_AT_SENDER) !== 0) {
+      try {
+        fetchBodies(frame, link.fetchFrom ?? -1, this.options.native as ShmNative);
+      } catch (error) {
+        // The sender is gone (or no longer readable): what it sent cannot be had.
+        this.host?.lost(peer, error as Error);
+        return;
+      }
+      link.incoming.countFetched();
+      link.wake();
+    }
     this.delivered += 1;
     this.host?.deliver(peer, frame);
     // The peer closed on purpose (the engine saw its Goodbye first): its rings go silent.
@@ -474,7 +528,7 @@ export class ShmDevice implements Device, PollingDevice {
     // What was read is freed first: a sender waiting for that room must not wait for our sleep to end.
     for (const link of this.active) if (link.incoming.release(true)) link.wake();
     for (const bell of this.bells) Atomics.store(bell.words, bell.index, SLEEPING);
-    if (this.active.some((link) => link.incoming.hasData() || (link.outbox.length > 0 && link.outgoing.room(1) > 0))) {
+    if (this.active.some((link) => link.incoming.hasData() || (link.outbox.length > 0 && link.outgoing.room(1) > 0) || (link.awaitingFetch.length > 0 && link.outgoing.fetched !== link.fetchesSeen))) {
       this.woken();
       return;
     }
@@ -508,9 +562,10 @@ export class ShmDevice implements Device, PollingDevice {
   async close(): Promise<void> {
     clearInterval(this.lifeCheck);
     progressEngine.unregister(this);
-    // Data still queued for the rings goes out first (its senders returned long ago).
+    // Data still queued for the rings goes out first (its senders returned long ago), and peers
+    // still to read bodies from our memory get to.
     const deadline = Date.now() + this.options.timeoutMs;
-    while (this.active.some((link) => link.outbox.length > 0) && Date.now() < deadline) {
+    while (this.active.some((link) => link.outbox.length > 0 || link.awaitingFetch.length > 0) && Date.now() < deadline) {
       this.progress();
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
