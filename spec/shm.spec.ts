@@ -43,6 +43,15 @@ for (const { processes, threads, between } of [
   });
 }
 
+describe('shm single copy at the end of a job', function () {
+  it('completes the last large sends of members whose peers read them and close at once (4 processes, 3 jobs)', async function () {
+    for (let job = 0; job < 3; job += 1) {
+      const { results } = await runScenario(4, 1, 'largeUntilTheEnd', { calls: 20 }, { CCJS_TRANSPORT: 'shm' });
+      expect(results).to.deep.equal([[20], [20], [20], [20]]);
+    }
+  });
+});
+
 describe('shm without the addon (CCJS_NO_NATIVE_SHM=1)', function () {
   it('serves processes with TCP after one warning per process, and threads still with shm', async function () {
     const env = { CCJS_NO_NATIVE_SHM: '1', CCJS_TRANSPORT: 'auto' };

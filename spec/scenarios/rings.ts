@@ -4,6 +4,7 @@
  * the copy boundaries (each frame then wraps the ring at another offset).
  */
 import { expect } from 'chai';
+import { Reductions } from '../../src/index.js';
 import type { ColGroupMaster } from '../../src/index.js';
 import { ShmDevice } from '../../transport/shm/shm-device.js';
 import type { ShmStats } from '../../transport/shm/shm-device.js';
@@ -104,3 +105,25 @@ export function sizesAroundBoundaries(master: ColGroupMaster, count: number): Bo
     return count;
   };
 }
+
+/**
+ * `calls` allReduces of 1 MiB of doubles, then each member sends 1 MiB to the next and returns at
+ * once: a member's last sends are rendezvous data its peers read from its memory just before they
+ * close. Returns the calls whose result was right.
+ */
+export function largeUntilTheEnd(calls: number): Body<number> {
+  return async (member, group, rank) => {
+    const size = group.size();
+    const value = new Float64Array(MIB_OF_DOUBLES).fill(rank + 1);
+    let right = 0;
+    for (let call = 0; call < calls; call += 1) {
+      const sum = await member.allReduce(group, value, Reductions.SUM);
+      if (sum[0] === (size * (size + 1)) / 2 && sum[MIB_OF_DOUBLES - 1] === sum[0]) right += 1;
+    }
+    const [, passed] = await Promise.all([member.sendSync(group, value, (rank + 1) % size), member.receive(group, (rank + size - 1) % size)]);
+    expect((passed as Float64Array)[7]).to.equal(((rank + size - 1) % size) + 1);
+    return right;
+  };
+}
+
+const MIB_OF_DOUBLES = (1024 * 1024) / 8;

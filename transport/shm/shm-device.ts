@@ -479,6 +479,8 @@ export class ShmDevice implements Device, PollingDevice {
 
   private arrived(link: Link, frame: Frame): void {
     const peer = link.peer;
+    // A peer that closes counted what it fetched from us before it wrote its Goodbye: those sends are done, not lost.
+    if (frame.type === FrameType.Goodbye) this.releaseFetched(link);
     if ((frame.flags & FLAG_BODIES_AT_SENDER) !== 0) {
       try {
         fetchBodies(frame, link.fetchFrom ?? -1, this.options.native as ShmNative);
