@@ -23,6 +23,11 @@
 //                                                     address, u64 length
 //   fetch(pid, table) -> ArrayBuffer[]                the bodies a table describes, read from
 //                                                     process pid in one copy (receive-memory.h)
+//   addressOf(bytes) -> number                        where a buffer's bytes lie in this process
+//   readChunk(pid, address, target, offset, length)   process_vm_readv of length bytes at address
+//                                                     into target[offset..]
+//   writeChunk(pid, address, source, offset, length)  process_vm_writev of source[offset..] to
+//                                                     address
 //
 // Node-API cannot make a SharedArrayBuffer over external memory yet (experimental in newer Node),
 // so open() uses V8's API for that one object, with the headers node-gyp builds against.
@@ -234,15 +239,18 @@ Napi::Value ProbeAddress(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(reinterpret_cast<uintptr_t>(&probe_word)));
 }
 
-// Reads `count` pieces of process `pid` into `local`; 0 or an errno. process_vm_readv may stop
-// short (at most IOV_MAX pieces a call, or a partial transfer), so it goes on from where it stopped.
-int ReadFrom(pid_t pid, iovec* local, iovec* remote, size_t count) {
+// Moves `count` pieces between this process (`local`) and process `pid` (`remote`) with `move`
+// (process_vm_readv or process_vm_writev); 0 or an errno. A call may stop short (at most IOV_MAX
+// pieces a call, or a partial transfer), so it goes on from where it stopped.
+using ProcessMove = ssize_t (*)(pid_t, const iovec*, unsigned long, const iovec*, unsigned long, unsigned long);
+
+int MoveBetween(ProcessMove move, pid_t pid, iovec* local, iovec* remote, size_t count) {
   size_t done = 0;
   for (;;) {
     while (done < count && local[done].iov_len == 0) done += 1;
     if (done == count) return 0;
     size_t batch = std::min<size_t>(count - done, IOV_MAX);
-    ssize_t moved = process_vm_readv(pid, local + done, batch, remote + done, batch, 0);
+    ssize_t moved = move(pid, local + done, batch, remote + done, batch, 0);
     if (moved < 0) return errno;
     if (moved == 0) return EFAULT;
     for (size_t left = static_cast<size_t>(moved); left > 0;) {
@@ -255,6 +263,10 @@ int ReadFrom(pid_t pid, iovec* local, iovec* remote, size_t count) {
       if (local[done].iov_len == 0) done += 1;
     }
   }
+}
+
+int ReadFrom(pid_t pid, iovec* local, iovec* remote, size_t count) {
+  return MoveBetween(process_vm_readv, pid, local, remote, count);
 }
 
 Napi::Value CanRead(const Napi::CallbackInfo& info) {
@@ -323,6 +335,54 @@ Napi::Value Fetch(const Napi::CallbackInfo& info) {
   return bodies;
 }
 
+// The bytes [offset, offset + length) of a typed array or ArrayBuffer, checked against its bounds.
+iovec BytesOf(Napi::Env env, Napi::Value value, int64_t offset, int64_t length) {
+  char* data = nullptr;
+  size_t size = 0;
+  if (value.IsArrayBuffer()) {
+    Napi::ArrayBuffer buffer = value.As<Napi::ArrayBuffer>();
+    data = static_cast<char*>(buffer.Data());
+    size = buffer.ByteLength();
+  } else if (value.IsTypedArray()) {
+    Napi::TypedArray view = value.As<Napi::TypedArray>();
+    data = static_cast<char*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+    size = view.ByteLength();
+  } else {
+    throw Napi::TypeError::New(env, "expected an ArrayBuffer or a typed array");
+  }
+  if (offset < 0 || length < 0 || static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > size) {
+    throw Napi::RangeError::New(env, "bytes " + std::to_string(offset) + ".." + std::to_string(offset + length) + " are outside a buffer of " + std::to_string(size));
+  }
+  return {data + offset, static_cast<size_t>(length)};
+}
+
+Napi::Value AddressOf(const Napi::CallbackInfo& info) {
+  iovec bytes = BytesOf(info.Env(), info[0], 0, 0);
+  return Napi::Number::New(info.Env(), static_cast<double>(reinterpret_cast<uintptr_t>(bytes.iov_base)));
+}
+
+// Copies `length` bytes between process `pid` at `address` and bytes of ours at `offset`.
+Napi::Value MoveChunk(const Napi::CallbackInfo& info, ProcessMove move, const char* what) {
+  Napi::Env env = info.Env();
+  pid_t pid = info[0].As<Napi::Number>().Int32Value();
+  uint64_t address = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
+  int64_t offset = info[3].As<Napi::Number>().Int64Value();
+  int64_t length = info[4].As<Napi::Number>().Int64Value();
+  iovec local = BytesOf(env, info[2], offset, length);
+  iovec remote{reinterpret_cast<void*>(address), local.iov_len};
+  int error = MoveBetween(move, pid, &local, &remote, 1);
+  if (error != 0) throw ErrnoError(env, std::string(what) + " process " + std::to_string(pid), error);
+  return env.Undefined();
+}
+
+Napi::Value ReadChunk(const Napi::CallbackInfo& info) {
+  return MoveChunk(info, process_vm_readv, "reading from");
+}
+
+Napi::Value WriteChunk(const Napi::CallbackInfo& info) {
+  return MoveChunk(info, process_vm_writev, "writing to");
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open));
   exports.Set("unlink", Napi::Function::New(env, Unlink));
@@ -334,6 +394,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("canRead", Napi::Function::New(env, CanRead));
   exports.Set("bodyTable", Napi::Function::New(env, BodyTable));
   exports.Set("fetch", Napi::Function::New(env, Fetch));
+  exports.Set("addressOf", Napi::Function::New(env, AddressOf));
+  exports.Set("readChunk", Napi::Function::New(env, ReadChunk));
+  exports.Set("writeChunk", Napi::Function::New(env, WriteChunk));
   return exports;
 }
 

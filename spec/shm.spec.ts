@@ -5,9 +5,10 @@
  * threads keep their rings. (Every call and collective over shm: devices.spec.ts; a peer killed
  * on shm: jobs.spec.ts.)
  */
+import os from 'node:os';
 import { expect } from 'chai';
 import { runScenario } from './harness.js';
-import type { FloodReport } from './scenarios/rings.js';
+import type { FloodReport, LargeReport, StoppedReport } from './scenarios/rings.js';
 
 const RING = 64 * 1024;
 const SMALL_RINGS = { CCJS_TRANSPORT: 'shm', CCJS_SHM_RING_BYTES: String(RING) };
@@ -29,6 +30,15 @@ for (const { processes, threads, between } of [
       expect(report.stats.queuedBytes).to.equal(0);
     });
 
+    it('carry 60 messages of 256 KiB to 4 MiB intact, copied by both ends at once', async function () {
+      const results = (await runScenario(processes, threads, 'largeMessages', { count: 60 }, { CCJS_TRANSPORT: 'shm' })).results as [[LargeReport], [number]];
+      expect(results[1]).to.deep.equal([60]);
+      expect(results[0][0].sent).to.equal(60);
+      expect(results[0][0].singleCopies).to.equal(60);
+      // The sender spins (and so helps) only with a core of its own; its receiver claims chunks too.
+      if (os.availableParallelism() >= 2) expect(results[0][0].helpedChunks).to.be.above(0);
+    });
+
     for (const singleCopy of [true, false]) {
       it(`carry 1,000 messages of sizes around the ring, copy and eager boundaries intact, ${singleCopy ? 'large ones read from the sender\'s memory' : 'all through the ring'}`, async function () {
         const env = { ...SMALL_RINGS, CCJS_SHM_SINGLE_COPY: String(singleCopy) };
@@ -42,6 +52,17 @@ for (const { processes, threads, between } of [
     }
   });
 }
+
+describe('shm single copy with a sender that stops', function () {
+  it('copies a body whole when its sender, stopped with a chunk claimed, is late, and loses nothing', async function () {
+    if (os.availableParallelism() < 2) this.skip();
+    const { results } = await runScenario(2, 1, 'stoppedSender', {}, { CCJS_TRANSPORT: 'shm' });
+    const [[sent], [report]] = results as [[number], [StoppedReport]];
+    expect(report.messages).to.equal(sent);
+    expect(report.intact).to.equal(report.messages);
+    expect(report.lateSenders, 'a stop never caught the sender with a chunk claimed').to.be.above(0);
+  });
+});
 
 describe('shm single copy at the end of a job', function () {
   it('completes the last large sends of members whose peers read them and close at once (4 processes, 3 jobs)', async function () {

@@ -5,7 +5,7 @@ import { broadcastCounts, defaultChoice, hierarchicalVariants } from './hierarch
 import { onePerEndpoint, runHere } from './members.js';
 import { orderedStream, payloadExchange, payloadsFor, taskFarm } from './p2p.js';
 import { forgottenAwait, stalledExchange } from './diagnostics.js';
-import { blockedReceiver, largeUntilTheEnd, sizesAroundBoundaries } from './rings.js';
+import { blockedReceiver, largeMessages, largeUntilTheEnd, sizesAroundBoundaries, stoppedSender } from './rings.js';
 import { flood } from './floods.js';
 import { COLLECTIVE_CHECKS } from '../collective-checks.js';
 import { MAX_MEMBERS } from '../exercise.js';
@@ -44,6 +44,10 @@ export const scenarios: Record<string, Scenario> = {
   blockedReceiver: (master, args) => runHere(master, onePerEndpoint(master), name('blocked'), blockedReceiver(master, Number(args['bytes']), Number(args['blockMs']))),
   /** args.count messages from endpoint 0 to 1 of sizes around the rings' and protocols' boundaries. */
   boundaries: (master, args) => runHere(master, onePerEndpoint(master), name('boundaries'), sizesAroundBoundaries(master, Number(args['count']))),
+  /** args.count messages of 256 KiB to 4 MiB from endpoint 0 to 1. */
+  largeMessages: (master, args) => runHere(master, onePerEndpoint(master), name('largeMessages'), largeMessages(master, Number(args['count']))),
+  /** Endpoint 0 sends 16 MiB messages to endpoint 1 while a shell stops and continues it. */
+  stoppedSender: (master) => runHere(master, onePerEndpoint(master), name('stoppedSender'), stoppedSender(master)),
   /** args.calls allReduces of 1 MiB, then a last 1 MiB message around a ring, and the job ends. */
   largeUntilTheEnd: (master, args) => runHere(master, onePerEndpoint(master), name('largeUntilTheEnd'), largeUntilTheEnd(Number(args['calls']))),
   /** Endpoint 0 sends args.count messages of args.bytes (0: small objects) to endpoint 1, which sleeps args.sleepMs first; each reports its RSS. */

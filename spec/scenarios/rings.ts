@@ -3,6 +3,7 @@
  * ring fills and must hold the sender), and messages of sizes around the ring's, the eager and
  * the copy boundaries (each frame then wraps the ring at another offset).
  */
+import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import { Reductions } from '../../src/index.js';
 import type { ColGroupMaster } from '../../src/index.js';
@@ -103,6 +104,85 @@ export function sizesAroundBoundaries(master: ColGroupMaster, count: number): Bo
     }
     for (const [index, size] of sizes.entries()) expectPattern(await member.receive(group, 0), index, size);
     return count;
+  };
+}
+
+/** What the sender of largeMessages reports. */
+export interface LargeReport {
+  readonly sent: number;
+  readonly singleCopies: number;
+  readonly helpedChunks: number;
+}
+
+/**
+ * `count` messages from rank 0 to rank 1 of sizes from 256 KiB to 4 MiB (at, and a byte off,
+ * the copy job's chunk boundaries, and random between), through sendSync and sendAsync in turn:
+ * the sizes both ends copy parts of. Rank 1 returns how many arrived intact, rank 0 a LargeReport.
+ */
+export function largeMessages(master: ColGroupMaster, count: number): Body<number | LargeReport> {
+  return async (member, group, rank) => {
+    const device = shmDeviceTowards(master, group.endpointOf(rank ^ 1));
+    const KiB = 1024;
+    const boundaries = [256 * KiB, 256 * KiB + 1, 2048 * KiB - 1, 2048 * KiB, 4096 * KiB];
+    const next = random(13);
+    const sizes = Array.from({ length: count }, (_, index) => (index % 2 === 0 ? (boundaries[index % boundaries.length] as number) : 256 * KiB + Math.floor(next() * 3840 * KiB)));
+    if (rank === 0) {
+      for (const [index, size] of sizes.entries()) {
+        if (index % 2 === 0) await member.sendSync(group, pattern(index, size), 1);
+        else await member.sendAsync(group, pattern(index, size), 1);
+      }
+      await member.barrier(group);
+      return { sent: count, singleCopies: device.stats.singleCopies, helpedChunks: device.stats.helpedChunks };
+    }
+    for (const [index, size] of sizes.entries()) expectPattern(await member.receive(group, 0), index, size);
+    await member.barrier(group);
+    return count;
+  };
+}
+
+/** What the receiver of stoppedSender reports. */
+export interface StoppedReport {
+  readonly messages: number;
+  readonly intact: number;
+  readonly lateSenders: number;
+}
+
+/**
+ * Rank 0 sends 16 MiB messages to rank 1 while a shell stops it for 30 ms every 40 ms (SIGSTOP,
+ * SIGCONT), until rank 1 has seen it late with a chunk it claimed (or after 300 messages).
+ * Rank 1 returns what arrived and how often its sender was late.
+ */
+export function stoppedSender(master: ColGroupMaster): Body<StoppedReport | number> {
+  return async (member, group, rank) => {
+    const device = shmDeviceTowards(master, group.endpointOf(rank ^ 1));
+    const expected = Buffer.from(pattern(1, 16 * 1024 * 1024));
+    if (rank === 0) {
+      await member.sendSync(group, process.pid, 1);
+      let sent = 0;
+      while ((await member.receive(group, 1)) === true) {
+        await member.sendSync(group, expected, 1);
+        sent += 1;
+      }
+      return sent;
+    }
+    const pid = (await member.receive(group, 0)) as number;
+    const stopper = spawn('sh', ['-c', `while :; do kill -STOP ${pid}; sleep 0.03; kill -CONT ${pid}; sleep 0.01; done`], { stdio: 'ignore' });
+    let messages = 0;
+    let intact = 0;
+    try {
+      while (messages < 300 && (messages < 10 || device.stats.lateSenders === 0)) {
+        await member.sendSync(group, true, 0);
+        const received = (await member.receive(group, 0)) as Uint8Array;
+        messages += 1;
+        if (Buffer.from(received.buffer, received.byteOffset, received.byteLength).equals(expected)) intact += 1;
+      }
+    } finally {
+      stopper.kill('SIGKILL');
+      await new Promise((resolve) => stopper.once('exit', resolve));
+      process.kill(pid, 'SIGCONT');
+    }
+    await member.sendSync(group, false, 0);
+    return { messages, intact, lateSenders: device.stats.lateSenders };
   };
 }
 

@@ -29,6 +29,12 @@ export interface ShmNative {
   bodyTable(format: number, bodies: readonly ArrayBufferView[]): ArrayBuffer;
   /** The bodies `table` describes, read from process `pid`'s memory in one copy (process_vm_readv). */
   fetch(pid: number, table: Uint8Array): ArrayBuffer[];
+  /** Where the bytes of `buffer` lie in this process. */
+  addressOf(buffer: ArrayBuffer | ArrayBufferView): number;
+  /** Copies `length` bytes at `address` in process `pid` to `target` at `offset` (process_vm_readv). */
+  readChunk(pid: number, address: number, target: ArrayBuffer | ArrayBufferView, offset: number, length: number): void;
+  /** Copies `length` bytes of `source` at `offset` to `address` in process `pid` (process_vm_writev). */
+  writeChunk(pid: number, address: number, source: ArrayBuffer | ArrayBufferView, offset: number, length: number): void;
   Waiter: new (buffer: SharedArrayBuffer, byteOffset: number, callback: () => void) => Waiter;
 }
 

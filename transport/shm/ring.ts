@@ -28,6 +28,9 @@ const PROBE_HIGH = 3;
 const TAIL = 16;
 const SINGLE_COPY = 17;
 const FETCHED = 18;
+/** A cache line of its own for the consumer's copy jobs (single-copy.ts's CopyJob). */
+const JOB = 32;
+const JOB_WORDS = 16;
 
 /** The consumer's verdict on reading the producer's memory directly (SINGLE_COPY; 0 until decided). */
 const READABLE = 1;
@@ -50,6 +53,8 @@ export class Ring {
   private head: number;
   /** The consumer's own tail, or the tail the producer last read. */
   private tail: number;
+  /** The words of the copy job the consumer offers its producer (see single-copy.ts). */
+  readonly jobWords: Int32Array;
   /** The tail the consumer last published. */
   private publishedTail: number;
   /** Unpublished bytes read after which the consumer publishes its tail. */
@@ -63,6 +68,7 @@ export class Ring {
   ) {
     if ((capacity & (capacity - 1)) !== 0 || capacity < 4096) throw new RangeError(`ring capacity ${capacity} is not a power of two of at least 4096 bytes`);
     this.words = new Int32Array(buffer, offset, RING_HEADER_BYTES / 4);
+    this.jobWords = this.words.subarray(JOB, JOB + JOB_WORDS);
     this.dataOffset = offset + RING_HEADER_BYTES;
     this.data = Buffer.from(buffer, this.dataOffset, capacity);
     this.mask = capacity - 1;

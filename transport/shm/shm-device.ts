@@ -29,7 +29,8 @@ import { RingFrames, padded, ringFrameBytes } from './frames.js';
 import { SEGMENT, SEGMENT_BELL_OFFSET, SEGMENT_MAGIC, segmentBytes, segmentRingOffset, threadBellIndex, threadRingOffset } from './layout.js';
 import type { ShmNative } from './native.js';
 import { ringCopy } from './copy.js';
-import { FLAG_BODIES_AT_SENDER, SINGLE_COPY_BYTES, byReference, fetchBodies } from './single-copy.js';
+import { CopyJob, FLAG_BODIES_AT_SENDER, SINGLE_COPY_BYTES, byReference, fetchBodies, helpCopy } from './single-copy.js';
+import type { LentBodies } from './single-copy.js';
 import type { ByteCopy } from '../stream.js';
 import type { ThreadMemory } from '../../src/threads.js';
 
@@ -85,6 +86,10 @@ export interface ShmStats {
   queuedHighWater: number;
   /** Frames this sender had the receiver read from its memory (single copy). */
   singleCopies: number;
+  /** Chunks of such frames this sender copied itself, helping its receiver. */
+  helpedChunks: number;
+  /** Times a sender was late with a chunk it claimed, and this receiver copied the whole body itself. */
+  lateSenders: number;
 }
 
 /** A frame on its way into a full ring: the part written so far. */
@@ -105,9 +110,14 @@ class Outgoing {
 class Link {
   readonly outbox = new Queue<Outgoing>();
   /** Frames the peer reads from our memory (single copy), oldest first: released once it counts them fetched. */
-  readonly awaitingFetch = new Queue<Releasable>();
+  readonly awaitingFetch = new Queue<LentBodies>();
   /** How many of our frames the peer had fetched when we last looked. */
   fetchesSeen = 0;
+  /** The copy jobs the peer offers us (in our outgoing ring), and those we offer it (in the incoming one). */
+  readonly theirJobs: CopyJob;
+  readonly ourJobs: CopyJob;
+  /** We copy chunks of the peer's jobs (until writing its memory fails once). */
+  helps = true;
   /** Whole frames, in place in the rings; the stream reader and writer take frames that wrap. */
   readonly writer: RingFrames;
   private readonly frames: RingFrames;
@@ -127,8 +137,11 @@ class Link {
     readonly fetchFrom: number | undefined,
     copy: ByteCopy,
     deliver: (frame: Frame) => void,
+    lateSender: () => void,
   ) {
     this.writer = new RingFrames(outgoing.buffer, outgoing.dataOffset, outgoing.capacity, copy);
+    this.theirJobs = new CopyJob(outgoing.jobWords);
+    this.ourJobs = new CopyJob(incoming.jobWords, lateSender);
     this.frames = new RingFrames(incoming.buffer, incoming.dataOffset, incoming.capacity, copy);
     this.reader = new FrameReader({ frame: deliver, hello: () => undefined }, RING_ALIGNMENT, copy);
     this.read = (data, start, end) => {
@@ -154,7 +167,7 @@ export class ShmDevice implements Device, PollingDevice {
   readonly name = 'shm';
   readonly copyLimit = 64 * 1024;
   readonly address: ShmAddress;
-  readonly stats: ShmStats = { ringFull: 0, queuedBytes: 0, queuedHighWater: 0, singleCopies: 0 };
+  readonly stats: ShmStats = { ringFull: 0, queuedBytes: 0, queuedHighWater: 0, singleCopies: 0, helpedChunks: 0, lateSenders: 0 };
   private host: DeviceHost | undefined;
   private readonly links: (Link | undefined)[] = [];
   private active: Link[] = [];
@@ -167,6 +180,9 @@ export class ShmDevice implements Device, PollingDevice {
   private lifeCheck: NodeJS.Timeout | undefined;
   private delivered = 0;
   private readonly copy: ByteCopy;
+  private readonly lateSender = () => {
+    this.stats.lateSenders += 1;
+  };
 
   constructor(private readonly options: ShmDeviceOptions) {
     this.copy = ringCopy(options.native);
@@ -208,7 +224,7 @@ export class ShmDevice implements Device, PollingDevice {
       };
       // Threads of one process read each other's memory as their own.
       const fetchFrom = this.options.native === undefined || !this.options.singleCopy ? undefined : process.pid;
-      const link: Link = new Link(rank, outgoing, incoming, wake, undefined, () => fetchFrom !== undefined, fetchFrom, this.copy, (frame) => this.arrived(link, frame));
+      const link: Link = new Link(rank, outgoing, incoming, wake, undefined, () => fetchFrom !== undefined, fetchFrom, this.copy, (frame) => this.arrived(link, frame), this.lateSender);
       this.links[rank] = link;
     }
     this.bells.push(this.threadBell(words, threadBellIndex(me)));
@@ -279,7 +295,7 @@ export class ShmDevice implements Device, PollingDevice {
         const wake = () => {
           if (Atomics.load(theirWords, SEGMENT.bell) === SLEEPING && Atomics.compareExchange(theirWords, SEGMENT.bell, SLEEPING, AWAKE) === SLEEPING) native.ring(theirs, SEGMENT_BELL_OFFSET);
         };
-        const link: Link = new Link(rank, outgoing, incoming, wake, address.pid, () => outgoing.singleCopy, address.pid, this.copy, (frame) => this.arrived(link, frame));
+        const link: Link = new Link(rank, outgoing, incoming, wake, address.pid, () => outgoing.singleCopy, address.pid, this.copy, (frame) => this.arrived(link, frame), this.lateSender);
         this.links[rank] = link;
       }
       // Once every sender has mapped ours, its name can go: nothing is left in /dev/shm, whatever happens later.
@@ -329,8 +345,9 @@ export class ShmDevice implements Device, PollingDevice {
       // The peer matched this message and waits for its data: it reads the bodies from where they
       // are, and they are ours again once it counts them fetched. (Not eager frames: their sender
       // goes on at once, and would otherwise wait for a peer that may be busy computing.)
-      this.send(peer, byReference(frame, this.options.native as ShmNative), undefined);
-      link.awaitingFetch.push(releasable);
+      const { stand, lent } = byReference(frame, releasable, this.options.native as ShmNative);
+      this.send(peer, stand, undefined);
+      link.awaitingFetch.push(lent);
       this.stats.singleCopies += 1;
       return false;
     }
@@ -444,7 +461,11 @@ export class ShmDevice implements Device, PollingDevice {
         const link = this.active[i] as Link;
         if (link.incoming.consume(link.read) > 0) moved += 1;
         if (link.incoming.release()) link.wake();
-        if (link.awaitingFetch.length > 0) moved += this.releaseFetched(link);
+        if (link.awaitingFetch.length > 0) {
+          moved += this.releaseFetched(link);
+          // Waiting here anyway, and a core of our own: copy our part of what the peer fetches.
+          if (link.helps && link.awaitingFetch.length > 0 && progressEngine.spinning) moved += this.help(link);
+        }
         if (link.outbox.length > 0) {
           const queued = link.outgoing.written;
           this.flush(link);
@@ -462,8 +483,20 @@ export class ShmDevice implements Device, PollingDevice {
     const fetched = link.outgoing.fetched;
     const count = Math.min((fetched - link.fetchesSeen) >>> 0, link.awaitingFetch.length);
     link.fetchesSeen = fetched;
-    for (let i = 0; i < count; i += 1) (link.awaitingFetch.shift() as Releasable).released();
+    for (let i = 0; i < count; i += 1) (link.awaitingFetch.shift() as LentBodies).releasable.released();
     return count;
+  }
+
+  /** Copies chunks of the job the peer offers for bodies we lend it; stops helping a peer whose memory we may not write. */
+  private help(link: Link): number {
+    try {
+      const chunks = helpCopy(link.theirJobs, link.awaitingFetch, link.fetchFrom as number, this.options.native as ShmNative);
+      this.stats.helpedChunks += chunks;
+      return chunks;
+    } catch {
+      link.helps = false;
+      return 0;
+    }
   }
 
   describe(): string {
@@ -483,7 +516,7 @@ export class ShmDevice implements Device, PollingDevice {
     if (frame.type === FrameType.Goodbye) this.releaseFetched(link);
     if ((frame.flags & FLAG_BODIES_AT_SENDER) !== 0) {
       try {
-        fetchBodies(frame, link.fetchFrom ?? -1, this.options.native as ShmNative);
+        fetchBodies(frame, link.fetchFrom ?? -1, this.options.native as ShmNative, link.ourJobs);
       } catch (error) {
         // The sender is gone (or no longer readable): what it sent cannot be had.
         this.host?.lost(peer, error as Error);

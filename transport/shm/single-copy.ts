@@ -7,10 +7,20 @@
  * fetched in the ring's header, which frees the sender's bodies. This is what Open MPI's vader
  * does with CMA. Whether a receiver may read its sender's memory (same user, ptrace rules) is
  * checked once per ring at connect; where it may not, frames go through the ring.
+ *
+ * A large body is copied by both ends at once when the sender is polling anyway (it waits for the
+ * release, or for its next message): the receiver offers a copy job in the ring's header (where
+ * the body lies, where it goes, in chunks), and each end claims chunks in turn, the receiver
+ * reading them, the sender writing them (process_vm_writev). One core alone copies at a fraction
+ * of what two do here. A sender that does not poll, or may not write, leaves every chunk to the
+ * receiver; the job's chunk counter carries the job's sequence number, so a sender that looks late
+ * can never claim a chunk of the next job.
  */
 import { Frame } from '../../src/engine/frame.js';
 import { TransportError } from '../../src/errors.js';
 import { viewBytes } from '../../src/serialization/typed-arrays.js';
+import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
+import type { Releasable } from '../device.js';
 import type { ShmNative } from './native.js';
 
 /** A frame whose one body is a table of where its real bodies lie in the sender's memory. */
@@ -23,19 +33,232 @@ const TABLE_FORMAT = 0x100;
  */
 export const SINGLE_COPY_BYTES = 64 * 1024;
 
-/** The frame that goes on the ring in `frame`'s place: its envelope, and the table of its bodies. */
-export function byReference(frame: Frame, native: ShmNative): Frame {
-  const table = new Uint8Array(native.bodyTable(frame.format, frame.bodies as ArrayBufferView[]));
-  const { type, flags, context, source, destination, tag, operation, root, reduction, id, credit } = frame;
-  return new Frame(type, flags | FLAG_BODIES_AT_SENDER, context, source, destination, tag, operation, root, reduction, TABLE_FORMAT, [table], table.byteLength, id, credit, true);
+/** Bodies a peer reads from this sender's memory: kept unchanged until it counts their frame fetched. */
+export interface LentBodies {
+  readonly releasable: Releasable;
+  readonly bodies: readonly BinaryValue[];
+  /** Where they lie (bodyTable's layout). */
+  readonly table: Uint8Array;
 }
 
-/** Reads the bodies a by-reference frame describes from process `pid`, and makes it the frame it stands for. */
-export function fetchBodies(frame: Frame, pid: number, native: ShmNative): Frame {
+/** The frame that goes on the ring in `frame`'s place (its envelope, and the table of its bodies), and what the sender lends. */
+export function byReference(frame: Frame, releasable: Releasable, native: ShmNative): { stand: Frame; lent: LentBodies } {
+  const table = new Uint8Array(native.bodyTable(frame.format, frame.bodies as ArrayBufferView[]));
+  const { type, flags, context, source, destination, tag, operation, root, reduction, id, credit } = frame;
+  const stand = new Frame(type, flags | FLAG_BODIES_AT_SENDER, context, source, destination, tag, operation, root, reduction, TABLE_FORMAT, [table], table.byteLength, id, credit, true);
+  return { stand, lent: { releasable, bodies: frame.bodies, table } };
+}
+
+const TABLE_HEAD = 8;
+const TABLE_ENTRY = 16;
+const TWO_TO_32 = 0x1_0000_0000;
+
+function tableWords(table: Uint8Array): DataView {
+  return new DataView(table.buffer, table.byteOffset, table.byteLength);
+}
+
+function tableCount(table: Uint8Array): number {
+  return table.byteLength >= TABLE_HEAD ? tableWords(table).getUint32(4, true) : 0;
+}
+
+/** Where body `index` of a table lies, and its length. */
+function tableEntry(table: Uint8Array, index: number): { address: number; length: number } {
+  const words = tableWords(table);
+  const at = TABLE_HEAD + TABLE_ENTRY * index;
+  return {
+    address: words.getUint32(at, true) + words.getUint32(at + 4, true) * TWO_TO_32,
+    length: words.getUint32(at + 8, true) + words.getUint32(at + 12, true) * TWO_TO_32,
+  };
+}
+
+/** How long a receiver waits for the chunks its sender claimed before it copies the whole body itself. */
+const LATE_MS = 20;
+/** Bodies of at least this many bytes are copied by both ends (a job of several chunks). */
+export const SHARED_COPY_BYTES = 256 * 1024;
+/** What one end claims and copies at a time: a sixteenth of the body, within these bounds (a copy call costs, fewer chunks share worse). */
+const MIN_CHUNK_BYTES = 128 * 1024;
+const MAX_CHUNK_BYTES = 2 * 1024 * 1024;
+
+function chunkBytesFor(length: number): number {
+  return Math.min(MAX_CHUNK_BYTES, Math.max(MIN_CHUNK_BYTES, Math.ceil(length / 16 / 4096) * 4096));
+}
+/** A job's chunk counter holds its sequence number above 16 bits of chunk index. */
+const MAX_CHUNKS = 0xffff;
+const MAX_SEQUENCE = 0x7fff;
+
+/** Int32 indexes of a job's words in the ring header's job line (Ring.jobWords). */
+const CLAIM = 0;
+const DONE = 1;
+const FAILED = 2;
+const CHUNKS = 3;
+const TARGET = 4;
+const SOURCE = 6;
+const LENGTH = 8;
+const CHUNK = 10;
+
+/**
+ * The copy job a receiver offers its sender, in shared words: CLAIM is (sequence << 16 | next
+ * chunk), 0 while there is none; both ends claim chunks by compare-and-swap on it and count the
+ * chunks they copied in DONE.
+ */
+export class CopyJob {
+  private sequence = 0;
+
+  constructor(
+    private readonly words: Int32Array,
+    /** Told each time the sender was late with a chunk (the receiver copied the whole body itself). */
+    private readonly onLate: () => void = () => undefined,
+  ) {}
+
+  /** Receiver: offers the copy of `length` bytes from the sender's `source` to our `target`; returns its sequence number. */
+  open(target: number, source: number, length: number): number {
+    const words = this.words;
+    this.sequence = (this.sequence % MAX_SEQUENCE) + 1;
+    setDouble(words, TARGET, target);
+    setDouble(words, SOURCE, source);
+    setDouble(words, LENGTH, length);
+    const chunkBytes = chunkBytesFor(length);
+    Atomics.store(words, CHUNK, chunkBytes);
+    Atomics.store(words, CHUNKS, Math.ceil(length / chunkBytes));
+    Atomics.store(words, DONE, 0);
+    Atomics.store(words, FAILED, 0);
+    Atomics.store(words, CLAIM, this.sequence << 16);
+    return this.sequence;
+  }
+
+  /** The next unclaimed chunk of job `sequence`, now ours; -1 when none is left (or the job is over). */
+  claim(sequence: number): number {
+    const words = this.words;
+    for (;;) {
+      const word = Atomics.load(words, CLAIM);
+      const next = word & 0xffff;
+      if (word >>> 16 !== sequence || next >= Atomics.load(words, CHUNKS)) return -1;
+      if (Atomics.compareExchange(words, CLAIM, word, word + 1) === word) return next;
+    }
+  }
+
+  copied(): void {
+    Atomics.add(this.words, DONE, 1);
+  }
+
+  /** Sender: a chunk it claimed could not be written; the receiver copies the whole body again. */
+  failed(): void {
+    Atomics.store(this.words, FAILED, 1);
+    Atomics.add(this.words, DONE, 1);
+  }
+
+  /**
+   * Receiver: waits for the chunks the sender claimed, at most LATE_MS (a running sender copies
+   * one in far less); says whether they are all in, one failed, or the sender is late.
+   */
+  finish(): 'done' | 'failed' | 'late' {
+    const words = this.words;
+    const chunks = Atomics.load(words, CHUNKS);
+    const deadline = performance.now() + LATE_MS;
+    for (let spins = 1; Atomics.load(words, DONE) < chunks; spins += 1) {
+      if (spins % 1024 === 0 && performance.now() > deadline) return 'late';
+    }
+    Atomics.store(words, CLAIM, 0);
+    return Atomics.load(words, FAILED) === 0 ? 'done' : 'failed';
+  }
+
+  /**
+   * Receiver: a late sender may still write its chunk into the target it was given, so that
+   * memory is kept from every other use, and no job is offered, until the sender counts it done
+   * (or the link goes). True while that is so.
+   */
+  waitsForLateSender(): boolean {
+    if (this.abandoned === undefined) return false;
+    if (Atomics.load(this.words, DONE) < Atomics.load(this.words, CHUNKS)) return true;
+    this.abandoned = undefined;
+    Atomics.store(this.words, CLAIM, 0);
+    return false;
+  }
+
+  /** Receiver: the sender of the open job is late; `target` waits for it (see waitsForLateSender). */
+  late(target: ArrayBuffer): void {
+    this.abandoned = target;
+    this.onLate();
+  }
+
+  /** The target of a job whose sender was late. */
+  private abandoned: ArrayBuffer | undefined;
+
+  /** Sender: the open job, if any: its sequence number and what it copies where. */
+  offered(): { sequence: number; target: number; source: number; length: number; chunkBytes: number } | undefined {
+    const words = this.words;
+    const word = Atomics.load(words, CLAIM);
+    if (word === 0) return undefined;
+    return { sequence: word >>> 16, target: getDouble(words, TARGET), source: getDouble(words, SOURCE), length: getDouble(words, LENGTH), chunkBytes: Atomics.load(words, CHUNK) };
+  }
+}
+
+function setDouble(words: Int32Array, index: number, value: number): void {
+  Atomics.store(words, index, value % TWO_TO_32 | 0);
+  Atomics.store(words, index + 1, Math.floor(value / TWO_TO_32));
+}
+
+function getDouble(words: Int32Array, index: number): number {
+  return (Atomics.load(words, index) >>> 0) + (Atomics.load(words, index + 1) >>> 0) * TWO_TO_32;
+}
+
+/** Offset and length of chunk `chunk` of a body of `length` bytes. */
+function chunkOf(chunk: number, length: number, chunkBytes: number): [number, number] {
+  const offset = chunk * chunkBytes;
+  return [offset, Math.min(chunkBytes, length - offset)];
+}
+
+/**
+ * Sender: copies chunks of the job its receiver offers, if the job is for bodies it lends;
+ * returns the chunks it copied. Throws if it may not write the receiver's memory (after telling it).
+ */
+export function helpCopy(job: CopyJob, lent: LentList, pid: number, native: ShmNative): number {
+  const offer = job.offered();
+  if (offer === undefined) return 0;
+  const body = lentBody(lent, offer.source, offer.length);
+  if (body === undefined) return 0;
+  let copied = 0;
+  for (let chunk = job.claim(offer.sequence); chunk >= 0; chunk = job.claim(offer.sequence)) {
+    const [offset, bytes] = chunkOf(chunk, offer.length, offer.chunkBytes);
+    try {
+      native.writeChunk(pid, offer.target + offset, body, offset, bytes);
+    } catch (error) {
+      job.failed();
+      throw error;
+    }
+    job.copied();
+    copied += 1;
+  }
+  return copied;
+}
+
+/** What a sender lends, oldest first. */
+export interface LentList {
+  readonly length: number;
+  at(index: number): LentBodies;
+}
+
+/** The lent body that lies at `address` and has `length` bytes. */
+function lentBody(lent: LentList, address: number, length: number): BinaryValue | undefined {
+  for (let item = 0; item < lent.length; item += 1) {
+    const { bodies, table } = lent.at(item);
+    for (let i = 0; i < bodies.length; i += 1) {
+      const entry = tableEntry(table, i);
+      if (entry.address === address && entry.length === length) return bodies[i];
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Reads the bodies a by-reference frame describes from process `pid` (a large single body
+ * together with the sender, through `job`), and makes it the frame it stands for.
+ */
+export function fetchBodies(frame: Frame, pid: number, native: ShmNative, job: CopyJob): Frame {
   const table = viewBytes(frame.bodies[0] as ArrayBufferView);
   let buffers: ArrayBuffer[];
   try {
-    buffers = native.fetch(pid, table);
+    buffers = tableCount(table) === 1 && tableEntry(table, 0).length >= SHARED_COPY_BYTES ? [copyTogether(tableEntry(table, 0), pid, native, job)] : native.fetch(pid, table);
   } catch (error) {
     throw new TransportError(`cannot read a message's bodies from process ${pid}: ${(error as Error).message}`, { cause: error });
   }
@@ -46,4 +269,30 @@ export function fetchBodies(frame: Frame, pid: number, native: ShmNative): Frame
   frame.size = bodies.reduce((sum, body) => sum + body.byteLength, 0);
   frame.ownsFirstBody = bodies.length > 0;
   return frame;
+}
+
+/** Receiver: copies one large body in chunks, offering them to the sender as well. */
+function copyTogether({ address, length }: { address: number; length: number }, pid: number, native: ShmNative, job: CopyJob): ArrayBuffer {
+  const target = native.receiveBuffer(length);
+  const chunkBytes = chunkBytesFor(length);
+  if (Math.ceil(length / chunkBytes) > MAX_CHUNKS || job.waitsForLateSender()) {
+    native.readChunk(pid, address, target, 0, length);
+    return target;
+  }
+  const sequence = job.open(native.addressOf(target), address, length);
+  for (let chunk = job.claim(sequence); chunk >= 0; chunk = job.claim(sequence)) {
+    const [offset, bytes] = chunkOf(chunk, length, chunkBytes);
+    native.readChunk(pid, address + offset, target, offset, bytes);
+    job.copied();
+  }
+  const outcome = job.finish();
+  if (outcome === 'done') return target;
+  if (outcome === 'late') {
+    job.late(target);
+    const whole = native.receiveBuffer(length);
+    native.readChunk(pid, address, whole, 0, length);
+    return whole;
+  }
+  native.readChunk(pid, address, target, 0, length);
+  return target;
 }
