@@ -214,6 +214,10 @@ export class ShmDevice implements Device, PollingDevice {
     const capacity = memory.ringCapacity;
     const words = new Int32Array(memory.buffer);
     const me = this.options.threadRank;
+    // Threads of one process read each other's memory as their own, where the system lets a
+    // process use process_vm_readv at all (a container's seccomp profile may not).
+    const native = this.options.native;
+    const fetchFrom = native !== undefined && this.options.singleCopy && native.canRead(process.pid, native.probeAddress()) ? process.pid : undefined;
     for (const { rank, address } of siblings) {
       const them = address.threadRank;
       const outgoing = new Ring(memory.buffer, threadRingOffset(threads, capacity, me, them), capacity, this.copy);
@@ -222,8 +226,6 @@ export class ShmDevice implements Device, PollingDevice {
       const wake = () => {
         if (Atomics.load(words, bell) === SLEEPING && Atomics.compareExchange(words, bell, SLEEPING, AWAKE) === SLEEPING) Atomics.notify(words, bell);
       };
-      // Threads of one process read each other's memory as their own.
-      const fetchFrom = this.options.native === undefined || !this.options.singleCopy ? undefined : process.pid;
       const link: Link = new Link(rank, outgoing, incoming, wake, undefined, () => fetchFrom !== undefined, fetchFrom, this.copy, (frame) => this.arrived(link, frame), this.lateSender);
       this.links[rank] = link;
     }
