@@ -22,7 +22,8 @@
 //                                                     u32 format, u32 count, then per body u64
 //                                                     address, u64 length
 //   fetch(pid, table) -> ArrayBuffer[]                the bodies a table describes, read from
-//                                                     process pid in one copy (receive-memory.h)
+//                                                     process pid in one copy (receive-memory.h;
+//                                                     memcpy when pid is this process)
 //   addressOf(bytes) -> number                        where a buffer's bytes lie in this process
 //   readChunk(pid, address, target, offset, length)   process_vm_readv of length bytes at address
 //                                                     into target[offset..]
@@ -245,6 +246,14 @@ Napi::Value ProbeAddress(const Napi::CallbackInfo& info) {
 using ProcessMove = ssize_t (*)(pid_t, const iovec*, unsigned long, const iovec*, unsigned long, unsigned long);
 
 int MoveBetween(ProcessMove move, pid_t pid, iovec* local, iovec* remote, size_t count) {
+  if (pid == getpid()) {
+    // Threads of this process: the same copy without the system call (several times faster here).
+    for (size_t i = 0; i < count; i += 1) {
+      if (move == process_vm_readv) std::memcpy(local[i].iov_base, remote[i].iov_base, local[i].iov_len);
+      else std::memcpy(remote[i].iov_base, local[i].iov_base, local[i].iov_len);
+    }
+    return 0;
+  }
   size_t done = 0;
   for (;;) {
     while (done < count && local[done].iov_len == 0) done += 1;

@@ -214,10 +214,8 @@ export class ShmDevice implements Device, PollingDevice {
     const capacity = memory.ringCapacity;
     const words = new Int32Array(memory.buffer);
     const me = this.options.threadRank;
-    // Threads of one process read each other's memory as their own, where the system lets a
-    // process use process_vm_readv at all (a container's seccomp profile may not).
-    const native = this.options.native;
-    const fetchFrom = native !== undefined && this.options.singleCopy && native.canRead(process.pid, native.probeAddress()) ? process.pid : undefined;
+    // Threads of one process read each other's memory as their own (the addon copies with memcpy).
+    const fetchFrom = this.options.native !== undefined && this.options.singleCopy ? process.pid : undefined;
     for (const { rank, address } of siblings) {
       const them = address.threadRank;
       const outgoing = new Ring(memory.buffer, threadRingOffset(threads, capacity, me, them), capacity, this.copy);

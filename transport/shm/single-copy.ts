@@ -5,8 +5,9 @@
  * that says where the bodies lie in its memory, and keeps them unchanged; the receiver copies
  * them straight into its own memory with process_vm_readv (native/shm.cc), then counts the frame
  * fetched in the ring's header, which frees the sender's bodies. This is what Open MPI's vader
- * does with CMA. Whether a receiver may read its sender's memory (same user, ptrace rules) is
- * checked once per ring at connect; where it may not, frames go through the ring.
+ * does with CMA; between threads of one process the addon copies with memcpy. Whether a receiver
+ * may read its sender's memory (same user, ptrace rules) is checked once per ring at connect;
+ * where it may not, frames go through the ring.
  *
  * A large body is copied by both ends at once when the sender is polling anyway (it waits for the
  * release, or for its next message): the receiver offers a copy job in the ring's header (where
