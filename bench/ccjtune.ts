@@ -365,8 +365,8 @@ function report(collective: CollectiveName, regions: readonly Region[]): string[
 
 /**
  * Writes the tuned rules under "collectives" into the config file, keeping its other keys and
- * the rules of collectives not measured now; a measured collective without tuned rules loses
- * any it had, so that the built-in table applies to it again.
+ * the rules of collectives not measured now; a measured collective without tuned rules keeps
+ * only its rules of the scope not measured (none: the built-in table applies to it again).
  */
 function writeConfig(file: string, tuned: SelectionTable, measured: readonly CollectiveName[]): void {
   const existing = readConfigObject(file);
@@ -417,15 +417,18 @@ export async function main(args: readonly string[]): Promise<void> {
     const measurements = await runSuite(plan, 'ccjtune');
     const table = deriveTable(measurements);
     const tuned: Partial<Record<CollectiveName, SelectionRule[]>> = {};
+    // The file's rules of the scope not measured now, for collectives whose measured scope keeps the built-in rules.
+    const untouched: Partial<Record<CollectiveName, SelectionRule[]>> = {};
     for (const [collective, regions] of table) {
       process.stdout.write(`${report(collective, regions).join('\n')}\n`);
       const other: Scope = scope === 'hosts' ? 'one host' : 'hosts';
-      const kept = existing[collective]?.filter((rule) => inScope(other, rule)) ?? builtInRules(collective, other);
-      const rules = rulesOf(collective, regions, scope, kept);
+      const own = existing[collective]?.filter((rule) => inScope(other, rule));
+      const rules = rulesOf(collective, regions, scope, own ?? builtInRules(collective, other));
       if (rules !== undefined) tuned[collective] = rules;
+      else if (own !== undefined && own.length > 0) untouched[collective] = own;
     }
     const measured = [...table.keys()];
-    writeConfig(file, tuned, measured);
+    writeConfig(file, { ...untouched, ...tuned }, measured);
     const builtIn = measured.filter((collective) => tuned[collective] === undefined);
     const log = flags.get('log');
     if (log !== undefined) {
