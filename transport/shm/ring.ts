@@ -23,8 +23,8 @@ export const RING_HEADER_BYTES = 256;
  */
 const HEAD = 0;
 const PRODUCER_WAITING = 1;
+/** Two words (low, high): see storeNumber. */
 const PROBE_LOW = 2;
-const PROBE_HIGH = 3;
 const TAIL = 16;
 const SINGLE_COPY = 17;
 const FETCHED = 18;
@@ -38,6 +38,19 @@ const UNREADABLE = 2;
 
 /** Frames on a ring are padded to this many bytes, so that small bodies are read in place. */
 export const RING_ALIGNMENT = 8;
+
+const TWO_TO_32 = 0x1_0000_0000;
+
+/** Stores a non-negative integer below 2^53 (an address, a length) in the words at `index` and `index + 1`, low word first. */
+export function storeNumber(words: Int32Array, index: number, value: number): void {
+  Atomics.store(words, index, value % TWO_TO_32 | 0);
+  Atomics.store(words, index + 1, Math.floor(value / TWO_TO_32));
+}
+
+/** The number storeNumber stored at `index`. */
+export function loadNumber(words: Int32Array, index: number): number {
+  return (Atomics.load(words, index) >>> 0) + (Atomics.load(words, index + 1) >>> 0) * TWO_TO_32;
+}
 
 export function ringBytes(capacity: number): number {
   return RING_HEADER_BYTES + capacity;
@@ -129,8 +142,7 @@ export class Ring {
 
   /** Tells the consumer where this process keeps its probe word (see canRead in native/shm.cc). */
   offerProbe(address: number): void {
-    Atomics.store(this.words, PROBE_LOW, address % 0x1_0000_0000 | 0);
-    Atomics.store(this.words, PROBE_HIGH, Math.floor(address / 0x1_0000_0000));
+    storeNumber(this.words, PROBE_LOW, address);
   }
 
   /** The consumer reads large bodies straight from this producer's memory (it said so). */
@@ -183,9 +195,8 @@ export class Ring {
 
   /** Where the producer keeps its probe word; undefined until it said. */
   get probe(): number | undefined {
-    const low = Atomics.load(this.words, PROBE_LOW) >>> 0;
-    const high = Atomics.load(this.words, PROBE_HIGH) >>> 0;
-    return low === 0 && high === 0 ? undefined : high * 0x1_0000_0000 + low;
+    const address = loadNumber(this.words, PROBE_LOW);
+    return address === 0 ? undefined : address;
   }
 
   /** Says whether this consumer can read the producer's memory directly (once, at connect). */

@@ -23,6 +23,7 @@ import { viewBytes } from '../../src/serialization/typed-arrays.js';
 import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
 import type { Releasable } from '../device.js';
 import type { ShmNative } from './native.js';
+import { loadNumber, storeNumber } from './ring.js';
 
 /** A frame whose one body is a table of where its real bodies lie in the sender's memory. */
 export const FLAG_BODIES_AT_SENDER = 0x80;
@@ -111,14 +112,13 @@ export class CopyJob {
     private readonly onLate: () => void = () => undefined,
   ) {}
 
-  /** Receiver: offers the copy of `length` bytes from the sender's `source` to our `target`; returns its sequence number. */
-  open(target: number, source: number, length: number): number {
+  /** Receiver: offers the copy of `length` bytes from the sender's `source` to our `target`, in chunks of `chunkBytes`; returns its sequence number. */
+  open(target: number, source: number, length: number, chunkBytes: number): number {
     const words = this.words;
     this.sequence = (this.sequence % MAX_SEQUENCE) + 1;
-    setDouble(words, TARGET, target);
-    setDouble(words, SOURCE, source);
-    setDouble(words, LENGTH, length);
-    const chunkBytes = chunkBytesFor(length);
+    storeNumber(words, TARGET, target);
+    storeNumber(words, SOURCE, source);
+    storeNumber(words, LENGTH, length);
     Atomics.store(words, CHUNK, chunkBytes);
     Atomics.store(words, CHUNKS, Math.ceil(length / chunkBytes));
     Atomics.store(words, DONE, 0);
@@ -138,14 +138,26 @@ export class CopyJob {
     }
   }
 
-  copied(): void {
-    Atomics.add(this.words, DONE, 1);
-  }
-
-  /** Sender: a chunk it claimed could not be written; the receiver copies the whole body again. */
-  failed(): void {
-    Atomics.store(this.words, FAILED, 1);
-    Atomics.add(this.words, DONE, 1);
+  /**
+   * Claims the chunks of job `sequence` that are left, one at a time, and copies each with
+   * `copy(offset, bytes)`; returns how many. A copy that throws counts its chunk done but failed
+   * (the receiver then copies the whole body again), and the error goes on.
+   */
+  copyChunks(sequence: number, length: number, chunkBytes: number, copy: (offset: number, bytes: number) => void): number {
+    let copied = 0;
+    for (let chunk = this.claim(sequence); chunk >= 0; chunk = this.claim(sequence)) {
+      const offset = chunk * chunkBytes;
+      try {
+        copy(offset, Math.min(chunkBytes, length - offset));
+      } catch (error) {
+        Atomics.store(this.words, FAILED, 1);
+        throw error;
+      } finally {
+        Atomics.add(this.words, DONE, 1);
+      }
+      copied += 1;
+    }
+    return copied;
   }
 
   /**
@@ -185,29 +197,15 @@ export class CopyJob {
   /** The target of a job whose sender was late. */
   private abandoned: ArrayBuffer | undefined;
 
-  /** Sender: the open job, if any: its sequence number and what it copies where. */
+  /** Sender: the open job with chunks left to claim, if any: its sequence number and what it copies where. */
   offered(): { sequence: number; target: number; source: number; length: number; chunkBytes: number } | undefined {
     const words = this.words;
     const word = Atomics.load(words, CLAIM);
-    if (word === 0) return undefined;
-    return { sequence: word >>> 16, target: getDouble(words, TARGET), source: getDouble(words, SOURCE), length: getDouble(words, LENGTH), chunkBytes: Atomics.load(words, CHUNK) };
+    if (word === 0 || (word & 0xffff) >= Atomics.load(words, CHUNKS)) return undefined;
+    return { sequence: word >>> 16, target: loadNumber(words, TARGET), source: loadNumber(words, SOURCE), length: loadNumber(words, LENGTH), chunkBytes: Atomics.load(words, CHUNK) };
   }
 }
 
-function setDouble(words: Int32Array, index: number, value: number): void {
-  Atomics.store(words, index, value % TWO_TO_32 | 0);
-  Atomics.store(words, index + 1, Math.floor(value / TWO_TO_32));
-}
-
-function getDouble(words: Int32Array, index: number): number {
-  return (Atomics.load(words, index) >>> 0) + (Atomics.load(words, index + 1) >>> 0) * TWO_TO_32;
-}
-
-/** Offset and length of chunk `chunk` of a body of `length` bytes. */
-function chunkOf(chunk: number, length: number, chunkBytes: number): [number, number] {
-  const offset = chunk * chunkBytes;
-  return [offset, Math.min(chunkBytes, length - offset)];
-}
 
 /**
  * Sender: copies chunks of the job its receiver offers, if the job is for bodies it lends;
@@ -218,19 +216,7 @@ export function helpCopy(job: CopyJob, lent: LentList, pid: number, native: ShmN
   if (offer === undefined) return 0;
   const body = lentBody(lent, offer.source, offer.length);
   if (body === undefined) return 0;
-  let copied = 0;
-  for (let chunk = job.claim(offer.sequence); chunk >= 0; chunk = job.claim(offer.sequence)) {
-    const [offset, bytes] = chunkOf(chunk, offer.length, offer.chunkBytes);
-    try {
-      native.writeChunk(pid, offer.target + offset, body, offset, bytes);
-    } catch (error) {
-      job.failed();
-      throw error;
-    }
-    job.copied();
-    copied += 1;
-  }
-  return copied;
+  return job.copyChunks(offer.sequence, offer.length, offer.chunkBytes, (offset, bytes) => native.writeChunk(pid, offer.target + offset, body, offset, bytes));
 }
 
 /** What a sender lends, oldest first. */
@@ -259,7 +245,8 @@ export function fetchBodies(frame: Frame, pid: number, native: ShmNative, job: C
   const table = viewBytes(frame.bodies[0] as ArrayBufferView);
   let buffers: ArrayBuffer[];
   try {
-    buffers = tableCount(table) === 1 && tableEntry(table, 0).length >= SHARED_COPY_BYTES ? [copyTogether(tableEntry(table, 0), pid, native, job)] : native.fetch(pid, table);
+    const single = tableCount(table) === 1 ? tableEntry(table, 0) : undefined;
+    buffers = single !== undefined && single.length >= SHARED_COPY_BYTES ? [copyTogether(single, pid, native, job)] : native.fetch(pid, table);
   } catch (error) {
     throw new TransportError(`cannot read a message's bodies from process ${pid}: ${(error as Error).message}`, { cause: error });
   }
@@ -280,12 +267,8 @@ function copyTogether({ address, length }: { address: number; length: number }, 
     native.readChunk(pid, address, target, 0, length);
     return target;
   }
-  const sequence = job.open(native.addressOf(target), address, length);
-  for (let chunk = job.claim(sequence); chunk >= 0; chunk = job.claim(sequence)) {
-    const [offset, bytes] = chunkOf(chunk, length, chunkBytes);
-    native.readChunk(pid, address + offset, target, offset, bytes);
-    job.copied();
-  }
+  const sequence = job.open(native.addressOf(target), address, length, chunkBytes);
+  job.copyChunks(sequence, length, chunkBytes, (offset, bytes) => native.readChunk(pid, address + offset, target, offset, bytes));
   const outcome = job.finish();
   if (outcome === 'done') return target;
   if (outcome === 'late') {
