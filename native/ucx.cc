@@ -4,8 +4,14 @@
 // rendezvous, zero-copy where it can) and the transport (InfiniBand, RoCE, shared memory, TCP).
 //
 // JavaScript is never called from inside a UCX callback (they only record what completed, and UCX
-// aborts on re-entrant progress): progress() returns what completed since the last call, in one
-// array, and the doorbell (the worker's event fd, watched by libuv) calls back only from libuv.
+// aborts on re-entrant progress): progress() writes what completed since the last call into the
+// inbox, an ArrayBuffer of JavaScript's, and the doorbell (the worker's event fd, watched by libuv)
+// calls back only from libuv.
+//
+// Small frames cost no JavaScript object on the way: JavaScript writes one into the outbox (another
+// ArrayBuffer) and calls sendOut(rank, length), and a received one is copied into the inbox, where
+// JavaScript reads it. The two calls made for every message (progress and sendOut) are functions
+// bound to their worker rather than methods, which V8 would have to unwrap first.
 //
 // A frame given as several parts (a header and large bodies) goes as one contiguous message per
 // part, so that UCX can move each body without copying it (its rendezvous protocols are zero-copy
@@ -29,10 +35,20 @@
 
 namespace {
 
-enum EventKind : uint32_t { RECEIVED = 1, SENT = 2, LOST = 3 };
+// The kinds of the inbox's records (transport/ucx/native.ts).
+enum RecordKind : uint32_t { RECEIVED = 1, SENT = 2, LOST = 3, HELD = 4, RECEIVE_FAILED = 5 };
 
-// Messages up to this size are copied into a JavaScript ArrayBuffer; larger ones are handed over in place.
+// Frames of one message up to this size travel through the inbox; larger ones are held for takeHeld().
+constexpr size_t INLINE_BYTES = 4096;
+// The inbox: a count of records, then the records, each four words (kind, rank, value, length) and,
+// for RECEIVED, a frame of `length` bytes padded to 8.
+constexpr size_t RECORDS_AT = 8;
+constexpr size_t RECORD_BYTES = 16;
+
+// Held messages up to this size are copied into a JavaScript ArrayBuffer; larger ones are handed over in place.
 constexpr size_t COPY_OUT_BYTES = ccjs::POOLED_BYTES;
+
+size_t Padded(size_t bytes) { return (bytes + 7) & ~static_cast<size_t>(7); }
 
 // The tag: the sender's rank in the low 32 bits, the parts that follow this one in the high 32.
 constexpr int FOLLOWING_SHIFT = 32;
@@ -65,6 +81,8 @@ struct Send {
   ucs_status_t status = UCS_OK;
   // The JavaScript buffers of the parts, kept alive while UCX may read them.
   std::vector<Napi::Reference<Napi::Value>> keep;
+  // Or a copy of the outbox's frame, which JavaScript is not told about.
+  void* copy = nullptr;
 };
 
 struct Peer {
@@ -93,18 +111,33 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "UcxWorker",
                        {InstanceMethod("address", &UcxWorker::Address), InstanceMethod("connect", &UcxWorker::Connect),
-                        InstanceMethod("send", &UcxWorker::SendFrame), InstanceMethod("progress", &UcxWorker::Progress),
+                        InstanceMethod("send", &UcxWorker::SendFrame), InstanceMethod("takeHeld", &UcxWorker::TakeHeld),
                         InstanceMethod("arm", &UcxWorker::Arm), InstanceMethod("busy", &UcxWorker::Busy),
+                        InstanceMethod("sending", &UcxWorker::Sending),
                         InstanceMethod("lanes", &UcxWorker::Lanes),
                         InstanceMethod("disconnect", &UcxWorker::Disconnect), InstanceMethod("close", &UcxWorker::Close)});
   }
 
-  // new UcxWorker(rank, wake): `rank` tags what this endpoint sends; wake() is called from the event
-  // loop when the worker has something to progress.
+  // new UcxWorker(rank, wake, inbox, outbox): `rank` tags what this endpoint sends; wake() is called
+  // from the event loop when the worker has something to progress; inbox and outbox are
+  // ArrayBuffers, the inbox of at least RECORDS_AT + RECORD_BYTES + INLINE_BYTES bytes.
   explicit UcxWorker(const Napi::CallbackInfo& info) : Napi::ObjectWrap<UcxWorker>(info) {
     Napi::Env env = info.Env();
     rank_ = info[0].As<Napi::Number>().Uint32Value();
     wake_ = Napi::Persistent(info[1].As<Napi::Function>());
+    Napi::ArrayBuffer inbox = info[2].As<Napi::ArrayBuffer>();
+    Napi::ArrayBuffer outbox = info[3].As<Napi::ArrayBuffer>();
+    if (inbox.ByteLength() < RECORDS_AT + RECORD_BYTES + INLINE_BYTES || outbox.ByteLength() < INLINE_BYTES) {
+      throw Napi::RangeError::New(env, "UcxWorker: inbox or outbox too small");
+    }
+    inbox_ = static_cast<uint8_t*>(inbox.Data());
+    inbox_bytes_ = inbox.ByteLength();
+    outbox_ = outbox.Data();
+    inbox_box_ = Napi::Persistent(inbox);
+    outbox_box_ = Napi::Persistent(outbox);
+    Napi::Object self = info.This().As<Napi::Object>();
+    self.Set("progress", Napi::Function::New(env, ProgressOf, "progress", this));
+    self.Set("sendOut", Napi::Function::New(env, SendOutOf, "sendOut", this));
     ucp_config_t* config = nullptr;
     ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
     if (status != UCS_OK) throw UcxError(env, "ucp_config_read", status);
@@ -207,53 +240,152 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       spare_.reset(send);
       return Napi::Boolean::New(env, true);
     }
-    inflight_ += 1;
+    sending_ += 1;
     return Napi::Boolean::New(env, false);
   }
 
-  // progress(): advances the worker, receives what arrived, and returns what completed as a flat
-  // array [kind, rank, value, ...] (RECEIVED: a frame's only part as an ArrayBuffer or its parts as
-  // an Array of them, in order per peer, or UCX's error; SENT: the token;
-  // LOST: UCX's reason), or, when nothing completed, how many events the worker processed.
-  Napi::Value Progress(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    if (worker_ == nullptr) return Napi::Number::New(env, 0);
-    unsigned events = Drain();
-    if (completions_.empty()) return Napi::Number::New(env, events);
-    Napi::Array out = Napi::Array::New(env);
-    uint32_t index = 0;
-    // Swapped with a vector kept between calls, so that neither allocates once warm.
-    std::vector<Completion>& completions = handing_;
-    completions.swap(completions_);
-    completions_.clear();
-    // Losses last: a peer's messages that arrived before it was lost are delivered first.
-    std::stable_partition(completions.begin(), completions.end(), [](const Completion& completion) { return completion.kind != LOST; });
-    for (const Completion& completion : completions) {
-      switch (completion.kind) {
-        case RECEIVED: {
-          // In order: a frame is handed over once all its parts and the frames probed before it from its peer are in.
-          if (completion.rank >= peers_.size()) break;
-          Peer& peer = peers_[completion.rank];
-          while (FrameArrived(peer)) {
-            out.Set(index++, Napi::Number::New(env, RECEIVED));
-            out.Set(index++, Napi::Number::New(env, peer.rank));
-            out.Set(index++, TakeFrame(env, peer));
-          }
-          break;
-        }
-        case SENT:
-          out.Set(index++, Napi::Number::New(env, SENT));
-          out.Set(index++, Napi::Number::New(env, completion.rank));
-          out.Set(index++, Napi::Number::New(env, completion.token));
-          break;
-        case LOST:
-          out.Set(index++, Napi::Number::New(env, LOST));
-          out.Set(index++, Napi::Number::New(env, completion.rank));
-          out.Set(index++, Napi::String::New(env, ucs_status_string(completion.status)));
-          break;
-      }
+  // sendOut(rank, length): sends the outbox's first `length` bytes (a whole frame) to `rank`; the
+  // outbox may be reused at once.
+  static Napi::Value SendOutOf(const Napi::CallbackInfo& info) {
+    auto* self = static_cast<UcxWorker*>(info.Data());
+    uint32_t rank = info[0].As<Napi::Number>().Uint32Value();
+    uint32_t length = info[1].As<Napi::Number>().Uint32Value();
+    if (rank >= self->peers_.size() || self->peers_[rank].ep == nullptr || length > INLINE_BYTES) {
+      throw Napi::Error::New(info.Env(), "sendOut: no UCX endpoint to endpoint " + std::to_string(rank) + " or a frame of " + std::to_string(length) + " bytes");
     }
-    return index == 0 ? Napi::Value(Napi::Number::New(env, events)) : Napi::Value(out);
+    self->SendOut(self->peers_[rank], length);
+    return info.Env().Undefined();
+  }
+
+  void SendOut(Peer& peer, size_t length) {
+    ucp_request_param_t params{};
+    params.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    ucs_status_ptr_t request = ucp_tag_send_nbx(peer.ep, outbox_, length, TagOf(rank_, 0), &params);
+    // Sent, or failed (the peer's failure comes through its error handler).
+    if (request == nullptr || (UCS_PTR_IS_ERR(request) && UCS_PTR_STATUS(request) != UCS_ERR_NO_RESOURCE)) return;
+    // UCX cannot send it at once: it sends a copy, which it may read later.
+    auto* send = new Send{this, peer.rank, 0, 1, UCS_OK, {}, malloc(length > 0 ? length : 1)};
+    memcpy(send->copy, outbox_, length);
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    params.cb.send = OnSent;
+    params.user_data = send;
+    request = ucp_tag_send_nbx(peer.ep, send->copy, length, TagOf(rank_, 0), &params);
+    if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+      sending_ += 1;
+      return;
+    }
+    free(send->copy);
+    delete send;
+  }
+
+  // progress(): advances the worker, receives what arrived, and writes into the inbox what completed
+  // (its first word: how many records; see RecordKind), in order per peer. Returns how many events
+  // the worker processed and records it wrote (0: nothing happened). What does not fit waits for
+  // the next call.
+  static Napi::Value ProgressOf(const Napi::CallbackInfo& info) {
+    auto* self = static_cast<UcxWorker*>(info.Data());
+    return Napi::Number::New(info.Env(), self->worker_ == nullptr ? 0 : self->Progress());
+  }
+
+  uint32_t Progress() {
+    uint32_t events = Drain();
+    uint32_t records = 0;
+    if (!completions_.empty()) {
+      // Swapped with a vector kept between calls, so that neither allocates once warm.
+      handing_.swap(completions_);
+      completions_.clear();
+      // Losses last: a peer's messages that arrived before it was lost are delivered first.
+      std::stable_partition(handing_.begin(), handing_.end(), [](const Completion& completion) { return completion.kind != LOST; });
+      size_t at = RECORDS_AT;
+      size_t handed = 0;
+      for (; handed < handing_.size(); handed += 1) {
+        const Completion& completion = handing_[handed];
+        if (completion.kind == RECEIVED) {
+          // A frame is handed over once all its parts and the frames probed before it from its peer are in.
+          if (completion.rank >= peers_.size()) continue;
+          Peer& peer = peers_[completion.rank];
+          bool full = false;
+          while (!full && FrameArrived(peer)) {
+            full = !HandFrame(peer, at);
+            if (!full) records += 1;
+          }
+          if (full) break;
+          continue;
+        }
+        if (at + RECORD_BYTES > inbox_bytes_) break;
+        WriteRecord(at, completion.kind, completion.rank, completion.kind == SENT ? completion.token : static_cast<uint32_t>(completion.status), 0);
+        records += 1;
+      }
+      completions_.assign(handing_.begin() + handed, handing_.end());
+      handing_.clear();
+    }
+    reinterpret_cast<uint32_t*>(inbox_)[0] = records;
+    return events + records;
+  }
+
+  void WriteRecord(size_t& at, uint32_t kind, uint32_t rank, uint32_t value, uint32_t length) {
+    uint32_t* words = reinterpret_cast<uint32_t*>(inbox_ + at);
+    words[0] = kind;
+    words[1] = rank;
+    words[2] = value;
+    words[3] = length;
+    at += RECORD_BYTES;
+  }
+
+  // Records the first frame of `peer`'s receives: copied into the inbox when it is one small
+  // message, else held for takeHeld(), or its failure. False when the inbox has no room for it.
+  bool HandFrame(Peer& peer, size_t& at) {
+    size_t parts = 1 + peer.receives.front()->following;
+    Receive* first = peer.receives.front();
+    bool inline_frame = parts == 1 && first->length <= INLINE_BYTES;
+    if (at + RECORD_BYTES + (inline_frame ? Padded(first->length) : 0) > inbox_bytes_) return false;
+    ucs_status_t status = UCS_OK;
+    for (size_t i = 0; i < parts; i += 1) {
+      if (peer.receives[i]->status != UCS_OK) status = peer.receives[i]->status;
+    }
+    if (status != UCS_OK) {
+      WriteRecord(at, RECEIVE_FAILED, peer.rank, static_cast<uint32_t>(status), 0);
+      for (size_t i = 0; i < parts; i += 1) {
+        Receive* receive = peer.receives.front();
+        peer.receives.pop_front();
+        ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
+        delete receive;
+      }
+      return true;
+    }
+    if (!inline_frame) {
+      WriteRecord(at, HELD, peer.rank, 0, 0);
+      held_.emplace_back(peer.receives.begin(), peer.receives.begin() + parts);
+      peer.receives.erase(peer.receives.begin(), peer.receives.begin() + parts);
+      return true;
+    }
+    uint32_t length = static_cast<uint32_t>(first->length);
+    WriteRecord(at, RECEIVED, peer.rank, 0, length);
+    if (length > 0) memcpy(inbox_ + at, first->data, length);
+    at += Padded(length);
+    peer.receives.pop_front();
+    ccjs::ReceiveMemory::OfThisThread().Give(first->data, first->length);
+    delete first;
+    return true;
+  }
+
+  // takeHeld(): the frame of the oldest HELD record: its only part as an ArrayBuffer, or its parts
+  // as an Array of them.
+  Napi::Value TakeHeld(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (held_.empty()) throw Napi::Error::New(env, "takeHeld: no frame is held");
+    std::vector<Receive*> parts = std::move(held_.front());
+    held_.pop_front();
+    Napi::Value frame;
+    if (parts.size() == 1) {
+      frame = TakeBuffer(env, parts[0]);
+    } else {
+      Napi::Array array = Napi::Array::New(env, parts.size());
+      for (size_t i = 0; i < parts.size(); i += 1) array.Set(static_cast<uint32_t>(i), TakeBuffer(env, parts[i]));
+      frame = array;
+    }
+    for (Receive* receive : parts) delete receive;
+    return frame;
   }
 
   // arm(): calls wake() from the event loop once the worker has something to progress (one call per arm).
@@ -266,9 +398,13 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     return info.Env().Undefined();
   }
 
-  // busy(): whether sends or receives are in flight. Some transports (shared memory) do not wake a
-  // sender whose data waits for room: while anything is in flight, the worker must be polled.
-  Napi::Value Busy(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), inflight_ > 0); }
+  // busy(): whether sends or receives are in flight, or completions wait for room in the inbox. Some
+  // transports (shared memory) do not wake a sender whose data waits for room: while anything is in
+  // flight, the worker must be polled.
+  Napi::Value Busy(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), sending_ + receiving_ > 0 || !completions_.empty()); }
+
+  // sending(): whether UCX still sends something of ours (a frame of the outbox's among them).
+  Napi::Value Sending(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), sending_ > 0); }
 
   // lanes(rank): UCX's description of the endpoint to `rank` (ucp_ep_print_info): which transports it uses.
   Napi::Value Lanes(const Napi::CallbackInfo& info) {
@@ -299,6 +435,8 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     // Nothing of JavaScript is left for the finalizer, which may run while Node tears the environment down.
     wake_.Reset();
     async_.reset();
+    inbox_box_.Reset();
+    outbox_box_.Reset();
     return info.Env().Undefined();
   }
 
@@ -346,6 +484,10 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
         for (Receive* receive : peer.receives) Abandon(receive);
         peer.receives.clear();
       }
+      for (std::vector<Receive*>& parts : held_) {
+        for (Receive* receive : parts) Abandon(receive);
+      }
+      held_.clear();
       ucp_worker_progress(worker_);
       ucp_worker_destroy(worker_);
       worker_ = nullptr;
@@ -410,14 +552,14 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       } else if (!receive->done) {
         receive->request = request;
         receive->counted = true;
-        inflight_ += 1;
+        receiving_ += 1;
       }
     }
   }
 
   // A receive finished (not in a callback's stack when called from ReceiveArrived).
   void Complete(Receive* receive, ucs_status_t status) {
-    if (receive->counted) inflight_ -= 1;
+    if (receive->counted) receiving_ -= 1;
     receive->counted = false;
     if (receive->orphan) {
       ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
@@ -439,28 +581,6 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       if (!peer.receives[i]->done) return false;
     }
     return true;
-  }
-
-  // Takes the first frame of `peer`'s receives: its only part as an ArrayBuffer, its parts as an
-  // Array of ArrayBuffers, or UCX's error when a part failed.
-  Napi::Value TakeFrame(Napi::Env env, Peer& peer) {
-    size_t parts = 1 + peer.receives.front()->following;
-    ucs_status_t status = UCS_OK;
-    for (size_t i = 0; i < parts; i += 1) {
-      if (peer.receives[i]->status != UCS_OK) status = peer.receives[i]->status;
-    }
-    Napi::Value frame;
-    if (status != UCS_OK) frame = Napi::String::New(env, ucs_status_string(status));
-    else if (parts == 1) frame = TakeBuffer(env, peer.receives.front());
-    else frame = Napi::Array::New(env, parts);
-    for (size_t i = 0; i < parts; i += 1) {
-      Receive* receive = peer.receives.front();
-      peer.receives.pop_front();
-      if (status != UCS_OK) ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
-      else if (parts > 1) frame.As<Napi::Array>().Set(static_cast<uint32_t>(i), TakeBuffer(env, receive));
-      delete receive;
-    }
-    return frame;
   }
 
   // The data of a received part as an ArrayBuffer; `receive` no longer owns it.
@@ -485,8 +605,9 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     ucp_request_free(request);
     if (status != UCS_OK) send->status = status;
     if (--send->pending > 0) return;
-    send->worker->inflight_ -= 1;
-    send->worker->completions_.push_back({SENT, send->rank, send->token, send->status});
+    send->worker->sending_ -= 1;
+    if (send->copy != nullptr) free(send->copy);
+    else send->worker->completions_.push_back({SENT, send->rank, send->token, send->status});
     // UCX calls back from inside ucp_worker_progress, which only the JavaScript thread calls: the references may go.
     delete send;
   }
@@ -536,7 +657,9 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
   uv_poll_t* poll_ = nullptr;
   uv_prepare_t* prepare_ = nullptr;
   bool armed_ = false;
-  size_t inflight_ = 0;
+  // Sends and receives UCX has not finished.
+  size_t sending_ = 0;
+  size_t receiving_ = 0;
   Napi::FunctionReference wake_;
   std::unique_ptr<Napi::AsyncContext> async_;
   uint32_t rank_ = 0;
@@ -546,6 +669,14 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
   std::vector<Completion> completions_;
   // The completions being handed over by progress().
   std::vector<Completion> handing_;
+  // The parts of frames recorded as HELD, oldest first.
+  std::deque<std::vector<Receive*>> held_;
+  uint8_t* inbox_ = nullptr;
+  size_t inbox_bytes_ = 0;
+  void* outbox_ = nullptr;
+  // The inbox and the outbox, kept alive while the worker writes and reads them.
+  Napi::Reference<Napi::ArrayBuffer> inbox_box_;
+  Napi::Reference<Napi::ArrayBuffer> outbox_box_;
   // A Send whose frame went at once, for the next one.
   std::unique_ptr<Send> spare_;
 };
@@ -555,6 +686,10 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("UcxWorker", UcxWorker::Define(env));
   exports.Set("version", Napi::String::New(env, ucp_get_version_string()));
+  exports.Set("inlineBytes", Napi::Number::New(env, INLINE_BYTES));
+  exports.Set("statusText", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), ucs_status_string(static_cast<ucs_status_t>(info[0].As<Napi::Number>().Int32Value())));
+  }, "statusText"));
   return exports;
 }
 

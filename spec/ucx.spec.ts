@@ -1,5 +1,6 @@
 /**
- * The UCX device's parts that need no job (frames as messages, lanes), and the package without UCX
+ * The UCX device's parts that need no job (frames as messages, lanes), two devices of one process
+ * that flood each other past what the inbox holds, and the package without UCX
  * (CCJS_NO_UCX=1 at run time acts as an install without libucx-dev): 'ucx' is a ConfigError that
  * says how to enable it, 'auto' goes on over the other devices. Jobs over UCX are in
  * devices.spec.ts (every payload and algorithm) and jobs.spec.ts (kill -9).
@@ -8,8 +9,12 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { Frame, FrameType, NO_BODIES } from '../src/engine/frame.js';
 import { TransportError } from '../src/errors.js';
+import { viewBytes } from '../src/serialization/typed-arrays.js';
 import { messageParts, readMessage, wholeMessage } from '../transport/ucx/frames.js';
-import { laneTransports } from '../transport/ucx/ucx-device.js';
+import { ucxMissing, ucxNative } from '../transport/ucx/native.js';
+import type { UcxNative } from '../transport/ucx/native.js';
+import { UcxDevice, laneTransports } from '../transport/ucx/ucx-device.js';
+import type { DeviceHost } from '../transport/device.js';
 import { distRoot, run } from './harness.js';
 
 function joined(parts: readonly Uint8Array[]): ArrayBuffer {
@@ -74,6 +79,57 @@ describe('ucx lanes', function () {
     ].join('\n');
     expect(laneTransports(description)).to.deep.equal(['posix', 'cma', 'tcp']);
   });
+});
+
+describe('two ucx devices of one process', function () {
+  /** A frame whose tag is `sequence` and whose one body of `length` bytes counts from it. */
+  function numbered(sequence: number, length: number): Frame {
+    const body = new Uint8Array(length).map((_, i) => (sequence + i) & 0xff);
+    return new Frame(FrameType.Eager, 0, 3, 1, 2, sequence, 0, 0, 0, 1, [body], length, sequence, 0);
+  }
+
+  for (const tls of ['sm', 'tcp']) {
+    it(`carry a flood past the inbox's room in order, small frames through it and larger ones held (UCX_TLS=${tls})`, async function () {
+      if (ucxMissing() !== undefined) this.skip();
+      const saved = process.env.UCX_TLS;
+      process.env.UCX_TLS = tls;
+      const native = ucxNative() as UcxNative;
+      const received: Frame[] = [];
+      const lost: Error[] = [];
+      const host = (into: Frame[]): DeviceHost => ({ deliver: (_, frame) => into.push(frame), lost: (_, error) => lost.push(error) });
+      const options = { host: 'here', timeoutMs: 10_000, native, trace: undefined };
+      const a = new UcxDevice({ ...options, rank: 0 });
+      const b = new UcxDevice({ ...options, rank: 1 });
+      try {
+        await Promise.all([a.connect([{ rank: 1, address: b.address }], host([])), b.connect([{ rank: 0, address: a.address }], host(received))]);
+        // Sizes around the inbox's limit (native.inlineBytes), and 1,500 frames in one turn: far more than its 32 largest records.
+        const lengths = Array.from({ length: 1500 }, (_, i) => [0, 8, 4000, native.inlineBytes - 64, native.inlineBytes - 56, native.inlineBytes, 70_000][i % 7] as number);
+        const released: number[] = [];
+        lengths.forEach((length, sequence) => {
+          if (!a.send(1, numbered(sequence, length), { released: () => released.push(sequence) })) expect(length).to.be.above(a.copyLimit);
+        });
+        const deadline = Date.now() + 20_000;
+        while (received.length < lengths.length && lost.length === 0 && Date.now() < deadline) {
+          a.progress();
+          b.progress();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        expect(lost).to.deep.equal([]);
+        expect(received.map((frame) => frame.tag)).to.deep.equal(lengths.map((_, sequence) => sequence));
+        for (const frame of received) {
+          const length = lengths[frame.tag] as number;
+          expect(frame.size).to.equal(length);
+          const body = frame.bodies.length === 0 ? new Uint8Array(0) : new Uint8Array(Buffer.concat(frame.bodies.map(viewBytes)));
+          expect(body.length).to.equal(length);
+          expect(body.every((byte, i) => byte === ((frame.tag + i) & 0xff)), `frame ${frame.tag}`).to.equal(true);
+        }
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        if (saved === undefined) delete process.env.UCX_TLS;
+        else process.env.UCX_TLS = saved;
+      }
+    });
+  }
 });
 
 describe('the package without UCX (CCJS_NO_UCX=1)', function () {

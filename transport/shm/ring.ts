@@ -11,6 +11,7 @@
  */
 import { writeBinary, viewBytes } from '../../src/serialization/typed-arrays.js';
 import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
+import { FRAME_ALIGNMENT } from '../memory-frames.js';
 import { setCopy } from '../stream.js';
 import type { ByteCopy } from '../stream.js';
 
@@ -37,7 +38,7 @@ const READABLE = 1;
 const UNREADABLE = 2;
 
 /** Frames on a ring are padded to this many bytes, so that small bodies are read in place. */
-export const RING_ALIGNMENT = 8;
+export const RING_ALIGNMENT = FRAME_ALIGNMENT;
 
 const TWO_TO_32 = 0x1_0000_0000;
 

@@ -25,7 +25,7 @@ import { viewBytes } from '../../src/serialization/typed-arrays.js';
 import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
 import { FrameReader, carriedBytes, prefixBytes, writePrefix } from '../stream.js';
 import { RING_ALIGNMENT, Ring } from './ring.js';
-import { RingFrames, padded, ringFrameBytes } from './frames.js';
+import { MemoryFrames, padded, paddedFrameBytes } from '../memory-frames.js';
 import { SEGMENT, SEGMENT_BELL_OFFSET, SEGMENT_MAGIC, segmentBytes, segmentRingOffset, threadBellIndex, threadRingOffset } from './layout.js';
 import type { ShmNative } from './native.js';
 import { ringCopy } from './copy.js';
@@ -119,8 +119,8 @@ class Link {
   /** We copy chunks of the peer's jobs (until writing its memory fails once). */
   helps = true;
   /** Whole frames, in place in the rings; the stream reader and writer take frames that wrap. */
-  readonly writer: RingFrames;
-  private readonly frames: RingFrames;
+  readonly writer: MemoryFrames;
+  private readonly frames: MemoryFrames;
   private readonly reader: FrameReader;
   readonly read: (data: Buffer, start: number, end: number) => void;
 
@@ -139,10 +139,10 @@ class Link {
     deliver: (frame: Frame) => void,
     lateSender: () => void,
   ) {
-    this.writer = new RingFrames(outgoing.buffer, outgoing.dataOffset, outgoing.capacity, copy);
+    this.writer = new MemoryFrames(outgoing.buffer, outgoing.dataOffset, outgoing.capacity, copy);
     this.theirJobs = new CopyJob(outgoing.jobWords);
     this.ourJobs = new CopyJob(incoming.jobWords, lateSender);
-    this.frames = new RingFrames(incoming.buffer, incoming.dataOffset, incoming.capacity, copy);
+    this.frames = new MemoryFrames(incoming.buffer, incoming.dataOffset, incoming.capacity, copy);
     this.reader = new FrameReader({ frame: deliver, hello: () => undefined }, RING_ALIGNMENT, copy);
     this.read = (data, start, end) => {
       let at = start;
@@ -374,7 +374,7 @@ export class ShmDevice implements Device, PollingDevice {
   /** Writes a frame whole, if the ring has room for all of it now. */
   private writeWhole(link: Link, frame: Frame): boolean {
     const ring = link.outgoing;
-    const total = ringFrameBytes(frame);
+    const total = paddedFrameBytes(frame);
     if (ring.room(total) < total) return false;
     const at = ring.reserve(total);
     if (at >= 0) {

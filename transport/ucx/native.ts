@@ -4,30 +4,48 @@
  * if it were not (to test the fallback), at install and at run time.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-/** What progress() reports: flat triples [kind, rank, value]. */
-export const UCX_RECEIVED = 1;
-export const UCX_SENT = 2;
-export const UCX_LOST = 3;
+/**
+ * The kinds of the inbox's records. The inbox holds a count of records (u32), padding to 8 bytes,
+ * then the records: four u32 words (kind, rank, value, length) and, for RECEIVED, a frame of
+ * `length` bytes in memory-frames.ts's layout (padded to 8).
+ */
+export const RecordKind = {
+  /** A frame in the inbox, after the record. */
+  RECEIVED: 1,
+  /** Large sends to `rank` may be reused: value is the token send() was given. */
+  SENT: 2,
+  /** UCX reports `rank` unreachable: value is UCX's status (statusText). */
+  LOST: 3,
+  /** A frame that takeHeld() gives, in the order of these records. */
+  HELD: 4,
+  /** A receive from `rank` failed: value is UCX's status. */
+  RECEIVE_FAILED: 5,
+} as const;
+export const RECORDS_AT = 8;
+export const RECORD_BYTES = 16;
 
 export interface UcxWorker {
   /** This worker's address, for peers to connect to. */
   address(): Uint8Array;
   connect(rank: number, address: Uint8Array): void;
-  /** Sends the parts of one frame, each a message; true when they may be reused at once, else progress() reports [SENT, rank, token]. */
+  /** Sends the outbox's first `length` bytes (at most inlineBytes: a frame) to `rank`; the outbox may be reused at once. */
+  sendOut(rank: number, length: number): void;
+  /** Sends the parts of one frame, each a message; true when they may be reused at once, else a SENT record tells `token` later. */
   send(rank: number, parts: readonly Uint8Array[], token: number): boolean;
-  /**
-   * Advances the worker: what completed as [kind, rank, value, ...] (RECEIVED: a frame's only part
-   * as an ArrayBuffer or its parts as an array of them, or UCX's error; SENT: the token; LOST:
-   * UCX's reason), or how many events it processed.
-   */
-  progress(): (number | string | ArrayBuffer | ArrayBuffer[])[] | number;
+  /** Advances the worker and writes what completed into the inbox; returns how many events and records that was (0: nothing). */
+  progress(): number;
+  /** The frame of the oldest HELD record not taken yet: its only part, or its parts. */
+  takeHeld(): ArrayBuffer | ArrayBuffer[];
   /** Calls the constructor's wake() from the event loop once there is something to progress. */
   arm(): void;
-  /** Whether sends or receives are in flight (then the worker needs polling: not every transport wakes a waiting sender). */
+  /** Whether sends or receives are in flight or records wait for room (then the worker needs polling: not every transport wakes a waiting sender). */
   busy(): boolean;
+  /** Whether UCX still sends something of ours (frames of the outbox's among them, which no SENT record tells). */
+  sending(): boolean;
   /** UCX's description of the endpoint to `rank`: its lanes and their transports. */
   lanes(rank: number): string | undefined;
   disconnect(rank: number): void;
@@ -35,10 +53,14 @@ export interface UcxWorker {
 }
 
 export interface UcxNative {
-  /** new UcxWorker(rank, wake): one UCP context and worker; `rank` tags what it sends. */
-  UcxWorker: new (rank: number, wake: () => void) => UcxWorker;
+  /** new UcxWorker(rank, wake, inbox, outbox): one UCP context and worker; `rank` tags what it sends; inbox and outbox as above. */
+  UcxWorker: new (rank: number, wake: () => void, inbox: ArrayBuffer, outbox: ArrayBuffer) => UcxWorker;
   /** UCX's version. */
   version: string;
+  /** The largest frame that sendOut takes and that arrives in the inbox. */
+  inlineBytes: number;
+  /** UCX's words for a status code. */
+  statusText(status: number): string;
 }
 
 /** How to get the device, said wherever it is missing. */
@@ -56,6 +78,8 @@ const ADDON = new URL('../../../build/Release/ccjs_ucx.node', import.meta.url);
 export function ucxMissing(): string | undefined {
   if (process.env.CCJS_NO_UCX === '1') return `the UCX device is switched off (CCJS_NO_UCX=1); to use it, ${UCX_HOW_TO}`;
   if (!fs.existsSync(ADDON)) return `the UCX addon is not built; to build it, ${UCX_HOW_TO}`;
+  // Frames pass through the inbox and outbox as words of this host's byte order, on the wire as little-endian ones.
+  if (os.endianness() !== 'LE') return 'the UCX device needs a little-endian host';
   return undefined;
 }
 

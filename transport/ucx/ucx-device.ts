@@ -2,8 +2,10 @@
  * The UCX device: InfiniBand, RoCE, shared memory or TCP, whichever UCX finds (UCX_TLS chooses), for
  * endpoints on different hosts (or any pair, when configured). Each endpoint has a UCP worker
  * (native/ucx.cc); a small frame travels as one tagged message, a large one as a message per part
- * (header, then each body), and UCX picks eager or rendezvous for each. Frames from one peer are
- * handed to the engine in the order they were sent.
+ * (header, then each body), and UCX picks eager or rendezvous for each. The smallest frames pass
+ * between this device and the addon through an outbox and an inbox (memory-frames.ts's layout), so
+ * that a message costs no object and no array on the way. Frames from one peer are handed to the
+ * engine in the order they were sent.
  *
  * Waiting: the engine's progress engine polls this device while a call waits; when it stops, the
  * worker's event fd is armed and libuv wakes the device (or, while messages are in flight, the
@@ -17,15 +19,17 @@ import type { Frame } from '../../src/engine/frame.js';
 import { progressEngine } from '../../src/engine/progress.js';
 import type { PollingDevice } from '../../src/engine/progress.js';
 import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
-import { messageParts, readMessage, wholeMessage } from './frames.js';
-import { UCX_LOST, UCX_RECEIVED, UCX_SENT } from './native.js';
+import { MemoryFrames, padded } from '../memory-frames.js';
+import { setCopy } from '../stream.js';
+import { messageBytes, messageParts, readMessage, wholeMessage } from './frames.js';
+import { RECORDS_AT, RECORD_BYTES, RecordKind } from './native.js';
 import type { UcxNative, UcxWorker } from './native.js';
 
 /** How often the worker is progressed while nothing else does it (keepalives, missed wake-ups). */
 const SAFETY_PROGRESS_MS = 100;
 
-/** The message a peer sends once it has connected to this endpoint: empty, unlike any frame. */
-const WIREUP = new Uint8Array(0);
+/** Records the inbox holds at least, each with a frame of the largest size that passes through it. */
+const INBOX_RECORDS = 32;
 
 /** UCX transports that move bytes through memory; a pair on one host without any runs slower than it should. */
 const MEMORY_TRANSPORTS = ['posix', 'sysv', 'cma', 'knem', 'xpmem', 'self'];
@@ -94,12 +98,25 @@ export class UcxDevice implements Device, PollingDevice {
   private pollScheduled = false;
   private closed = false;
   private safety: NodeJS.Timeout | undefined;
-  /** Told of each peer's wireup message while connect waits for them. */
+  /** Told of each peer's wireup message (an empty one, unlike any frame) while connect waits for them. */
   private wireupFrom: ((peer: number) => void) | undefined;
+  private readonly inlineBytes: number;
+  private readonly outbox: MemoryFrames;
+  private readonly inbox: MemoryFrames;
+  private readonly inboxWords: Uint32Array;
+  /** The peer whose frame the inbox is being read for. */
+  private from = 0;
+  private readonly deliverFrom = (frame: Frame): void => this.deliver(this.from, frame);
 
   constructor(private readonly options: UcxDeviceOptions) {
     setUcxDefaults();
-    this.worker = new options.native.UcxWorker(options.rank, () => this.woken());
+    this.inlineBytes = options.native.inlineBytes;
+    const inbox = new ArrayBuffer(RECORDS_AT + INBOX_RECORDS * (RECORD_BYTES + this.inlineBytes));
+    const outbox = new ArrayBuffer(this.inlineBytes);
+    this.inbox = new MemoryFrames(inbox, 0, inbox.byteLength, setCopy);
+    this.inboxWords = new Uint32Array(inbox);
+    this.outbox = new MemoryFrames(outbox, 0, outbox.byteLength, setCopy);
+    this.worker = new options.native.UcxWorker(options.rank, () => this.woken(), inbox, outbox);
     this.address = { worker: Buffer.from(this.worker.address()).toString('base64'), host: options.host };
   }
 
@@ -113,7 +130,7 @@ export class UcxDevice implements Device, PollingDevice {
       this.tellLanes(peer.rank, address.host === this.options.host);
     }
     const reached = this.awaitWireup(peers.map((peer) => peer.rank));
-    for (const peer of this.peers) this.sendMessage(peer, [WIREUP], undefined);
+    for (const peer of this.peers) this.worker.sendOut(peer, 0);
     progressEngine.register(this);
     this.safety = setInterval(() => this.progress(), SAFETY_PROGRESS_MS);
     this.safety.unref();
@@ -152,6 +169,12 @@ export class UcxDevice implements Device, PollingDevice {
 
   send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean {
     if (!this.peers.has(peer)) throw new TransportError(`ucx device of endpoint ${this.options.rank}: no endpoint to endpoint ${peer}`);
+    const bytes = messageBytes(frame);
+    if (bytes <= this.inlineBytes) {
+      this.outbox.write(0, frame);
+      this.worker.sendOut(peer, bytes);
+      return true;
+    }
     const copied = frame.size <= this.copyLimit;
     return this.sendMessage(peer, copied ? wholeMessage(frame) : messageParts(frame), copied ? undefined : releasable) || copied || releasable === undefined;
   }
@@ -170,28 +193,44 @@ export class UcxDevice implements Device, PollingDevice {
     if (this.polling || this.closed) return 0;
     this.polling = true;
     try {
-      const events = this.worker.progress();
-      if (typeof events === 'number') return events;
-      for (let i = 0; i < events.length; i += 3) this.handle(events[i] as number, events[i + 1] as number, events[i + 2] as number | string | ArrayBuffer | ArrayBuffer[]);
-      return events.length / 3;
+      const moved = this.worker.progress();
+      if (moved === 0) return 0;
+      const words = this.inboxWords;
+      const records = words[0] as number;
+      let at = RECORDS_AT;
+      for (let record = 0; record < records; record += 1) {
+        const index = at / 4;
+        const length = words[index + 3] as number;
+        at += RECORD_BYTES;
+        this.handle(words[index] as number, words[index + 1] as number, words[index + 2] as number, at, length);
+        if (words[index] === RecordKind.RECEIVED) at += padded(length);
+      }
+      return moved;
     } finally {
       this.polling = false;
     }
   }
 
-  private handle(kind: number, peer: number, value: number | string | ArrayBuffer | ArrayBuffer[]): void {
+  /** One record of the inbox; a RECEIVED frame's `length` bytes are at `at`. */
+  private handle(kind: number, peer: number, value: number, at: number, length: number): void {
     switch (kind) {
-      case UCX_RECEIVED: {
+      case RecordKind.RECEIVED:
         if (!this.peers.has(peer)) return;
-        if (typeof value === 'string') {
-          this.host?.lost(peer, new TransportError(`a receive from it failed in UCX: ${value}`));
-          return;
-        }
-        const parts = value as ArrayBuffer | ArrayBuffer[];
-        if (parts instanceof ArrayBuffer && parts.byteLength === 0) {
+        if (length === 0) {
           this.wireupFrom?.(peer);
           return;
         }
+        this.from = peer;
+        try {
+          // The addon wrote the frame at an 8-aligned place and left room for its padding.
+          if (this.inbox.read(at, at + padded(length), this.deliverFrom) !== padded(length)) throw new TransportError(`bad frame: a message of ${length} bytes`);
+        } catch (error) {
+          this.host?.lost(peer, error as Error);
+        }
+        return;
+      case RecordKind.HELD: {
+        const parts = this.worker.takeHeld();
+        if (!this.peers.has(peer)) return;
         let frame: Frame;
         try {
           frame = readMessage(parts);
@@ -199,21 +238,28 @@ export class UcxDevice implements Device, PollingDevice {
           this.host?.lost(peer, error as Error);
           return;
         }
-        this.host?.deliver(peer, frame);
-        // The peer closed on purpose (the engine saw its Goodbye first).
-        if (frame.type === FrameType.Goodbye) this.host?.lost(peer, new TransportError('closed'));
+        this.deliver(peer, frame);
         return;
       }
-      case UCX_SENT: {
-        const releasable = this.inFlight.get(value as number);
-        this.inFlight.delete(value as number);
+      case RecordKind.RECEIVE_FAILED:
+        if (this.peers.has(peer)) this.host?.lost(peer, new TransportError(`a receive from it failed in UCX: ${this.options.native.statusText(value | 0)}`));
+        return;
+      case RecordKind.SENT: {
+        const releasable = this.inFlight.get(value);
+        this.inFlight.delete(value);
         releasable?.released();
         return;
       }
-      case UCX_LOST:
-        if (this.peers.has(peer)) this.host?.lost(peer, new TransportError(`UCX reports it unreachable: ${String(value)}`));
+      case RecordKind.LOST:
+        if (this.peers.has(peer)) this.host?.lost(peer, new TransportError(`UCX reports it unreachable: ${this.options.native.statusText(value | 0)}`));
         return;
     }
+  }
+
+  private deliver(peer: number, frame: Frame): void {
+    this.host?.deliver(peer, frame);
+    // The peer closed on purpose (the engine saw its Goodbye first).
+    if (frame.type === FrameType.Goodbye) this.host?.lost(peer, new TransportError('closed'));
   }
 
   /** A spin found nothing: let the event loop wake this device. */
@@ -255,7 +301,7 @@ export class UcxDevice implements Device, PollingDevice {
     progressEngine.unregister(this);
     // What was sent (a Goodbye at least) goes out before the endpoints close.
     const deadline = Date.now() + this.options.timeoutMs;
-    while (this.inFlight.size > 0 && this.peers.size > 0 && Date.now() < deadline) {
+    while (this.worker.sending() && this.peers.size > 0 && Date.now() < deadline) {
       this.progress();
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -1,40 +1,44 @@
 /**
- * Whole frames written into and read out of a ring's memory in place, through typed views of it:
- * the fast path of the shared-memory device for every frame that does not wrap around the ring's
- * end (transport/stream.ts's writer and reader, on bytes, serve the others). The layout is
- * wire.ts's, through 32-bit words (both ends are on one host); a small typed-array body is
- * copied as its own type, so it neither passes through bytes nor leaves V8's heap.
+ * Whole frames written into and read out of memory in place, through typed views of it: the fast
+ * path of the shared-memory device for every frame that does not wrap around its ring's end
+ * (transport/stream.ts's writer and reader, on bytes, serve the others), and the UCX device's
+ * small frames, which pass through an outbox and an inbox shared with its addon. The layout is
+ * wire.ts's, through 32-bit words of this host's byte order (a device that crosses hosts checks
+ * that they are little-endian, as wire.ts is), each frame padded to 8 bytes; a small typed-array
+ * body is copied as its own type, so it neither passes through bytes nor leaves V8's heap.
  */
-import type { Frame } from '../../src/engine/frame.js';
-import { TransportError } from '../../src/errors.js';
-import { TYPED_ARRAY_CODES, typeCodeOf, typedArrayOver, viewBytes } from '../../src/serialization/typed-arrays.js';
-import type { BinaryValue, TypedArrayView } from '../../src/serialization/typed-arrays.js';
-import { freshBytes } from '../stream.js';
-import { HEADER_BYTES, checkBodyCount, readHeaderWords, writeHeaderWords } from '../wire.js';
-import { RING_ALIGNMENT } from './ring.js';
-import type { ByteCopy } from '../stream.js';
+import type { Frame } from '../src/engine/frame.js';
+import { TransportError } from '../src/errors.js';
+import { TYPED_ARRAY_CODES, typeCodeOf, typedArrayOver, viewBytes } from '../src/serialization/typed-arrays.js';
+import type { BinaryValue, TypedArrayView } from '../src/serialization/typed-arrays.js';
+import { freshBytes } from './stream.js';
+import { HEADER_BYTES, checkBodyCount, readHeaderWords, writeHeaderWords } from './wire.js';
+import type { ByteCopy } from './stream.js';
 
 const TWO_TO_32 = 0x1_0000_0000;
 /** Bodies up to this size are copied out with slice() (V8 keeps them on its heap); larger ones into unzeroed memory. */
 const SLICE_BYTES = 4096;
 
+/** Frames in memory are padded to this many bytes, so that small bodies are read in place. */
+export const FRAME_ALIGNMENT = 8;
+
 export function padded(bytes: number): number {
-  return Math.ceil(bytes / RING_ALIGNMENT) * RING_ALIGNMENT;
+  return Math.ceil(bytes / FRAME_ALIGNMENT) * FRAME_ALIGNMENT;
 }
 
-/** Bytes a frame occupies in a ring: header, body lengths, bodies, padding. */
-export function ringFrameBytes(frame: Frame): number {
+/** Bytes a frame occupies in memory: header, body lengths, bodies, padding. */
+export function paddedFrameBytes(frame: Frame): number {
   return padded(HEADER_BYTES + 8 * frame.bodies.length + (frame.bodies.length === 0 ? 0 : frame.size));
 }
 
-export class RingFrames {
+export class MemoryFrames {
   private readonly bytes: Uint8Array;
   private readonly words: Uint32Array;
   /** Views of the data area as each typed-array type, made when first needed. */
   private readonly typed: (TypedArrayView | undefined)[] = [];
 
   constructor(
-    private readonly buffer: SharedArrayBuffer,
+    private readonly buffer: ArrayBufferLike,
     private readonly offset: number,
     private readonly capacity: number,
     private readonly copy: ByteCopy,
@@ -47,7 +51,7 @@ export class RingFrames {
     return (this.typed[code] ??= typedArrayOver(code, this.buffer, this.offset, this.capacity));
   }
 
-  /** Writes `frame` at `at` (8-aligned, with ringFrameBytes(frame) contiguous bytes free). */
+  /** Writes `frame` at `at` (8-aligned, with paddedFrameBytes(frame) contiguous bytes free). */
   write(at: number, frame: Frame): void {
     const { bodies } = frame;
     writeHeaderWords(this.words, at / 4, frame);
