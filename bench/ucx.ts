@@ -4,6 +4,8 @@
  *   - 8-byte hop between two processes: ccjs (Float64Array(1)) beside ucx_perftest tag_lat;
  *   - ping-pong bandwidth at 1 MiB and 16 MiB: ccjs (sendSync, MPI_Send's contract) beside
  *     ucx_perftest tag_lat at the same size (a ping-pong too), and tag_bw (a stream) for scale;
+ *   - ucx_perftest tag_lat at each size again with -e, the peer error handling ccjs runs with
+ *     (and its UCX_{POSIX,SYSV}_ERROR_HANDLING=y), which changes UCX's protocols;
  *   - the time from a kill -9 of a process to the PeerLostError of a receive pending on it.
  *
  *   node dist/bench/ucx.js [--quick] [--rounds N]
@@ -99,13 +101,19 @@ async function timeLoss(tls: string): Promise<number> {
 
 // ---- ucx_perftest ----
 
-/** µs per hop (tag_lat) or per message (tag_bw) of each repetition, server and client on this host. */
-async function perftest(tls: string, test: 'tag_lat' | 'tag_bw', bytes: number, repeats: Repeats): Promise<number[]> {
+/** The environment and flag of ucx_perftest with the peer error handling ccjs runs with (transport/ucx's setUcxDefaults). */
+const PEER_ERRORS = { env: { UCX_POSIX_ERROR_HANDLING: 'y', UCX_SYSV_ERROR_HANDLING: 'y' }, flag: '-e' };
+
+/**
+ * µs per hop (tag_lat) or per message (tag_bw) of each repetition, server and client on this
+ * host; `peerErrors`: with UCP_ERR_HANDLING_MODE_PEER, as ccjs.
+ */
+async function perftest(tls: string, test: 'tag_lat' | 'tag_bw', bytes: number, repeats: Repeats, peerErrors = false): Promise<number[]> {
   const samples: number[] = [];
   for (let repetition = 0; repetition < repeats.repetitions; repetition += 1) {
     const port = String(await freeLoopbackPort());
-    const args = ['-t', test, '-s', String(bytes), '-n', String(repeats.trips), '-w', String(repeats.warmUp), '-p', port];
-    const env = { ...process.env, UCX_TLS: tls };
+    const args = ['-t', test, '-s', String(bytes), '-n', String(repeats.trips), '-w', String(repeats.warmUp), '-p', port, ...(peerErrors ? [PEER_ERRORS.flag] : [])];
+    const env = { ...process.env, UCX_TLS: tls, ...(peerErrors ? PEER_ERRORS.env : {}) };
     const server = spawn('ucx_perftest', args, { env, stdio: 'ignore' });
     await new Promise((resolve) => setTimeout(resolve, 300));
     const client = spawnSync('ucx_perftest', ['127.0.0.1', ...args], { env, encoding: 'utf8' });
@@ -129,7 +137,7 @@ async function orchestrate(): Promise<void> {
   const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
   const reference = hasPerftest();
   const { all, keep } = collectSamples();
-  const progress = new Progress('ucx', rounds * TRANSPORTS.length * (2 + (reference ? 5 : 0)));
+  const progress = new Progress('ucx', rounds * TRANSPORTS.length * (2 + (reference ? 8 : 0)));
   for (let round = 1; round <= rounds; round += 1) {
     for (const tls of TRANSPORTS) {
       process.env.UCX_TLS = tls;
@@ -142,6 +150,8 @@ async function orchestrate(): Promise<void> {
       for (const [name, bytes, repeats] of SIZES) {
         keep({ [`perftest ${tls} ${name}`]: await perftest(tls, 'tag_lat', bytes, repeats) });
         progress.tick(`round ${round}: ucx_perftest tag_lat ${name} over ${tls}`);
+        keep({ [`perftest -e ${tls} ${name}`]: await perftest(tls, 'tag_lat', bytes, repeats, true) });
+        progress.tick(`round ${round}: ucx_perftest tag_lat -e ${name} over ${tls}`);
       }
       for (const [name, bytes, repeats] of SIZES.slice(1)) {
         keep({ [`perftest bw ${tls} ${name}`]: await perftest(tls, 'tag_bw', bytes, repeats) });
@@ -157,11 +167,15 @@ async function orchestrate(): Promise<void> {
 function report(all: Samples, rounds: number, reference: boolean): void {
   const rows: Row[] = TRANSPORTS.flatMap((tls) => [
     { name: `ucx_perftest tag_lat, 8 B hop (UCX_TLS=${tls})`, samples: `perftest ${tls} 8 B`, unit: 'µs' },
+    { name: `ucx_perftest tag_lat -e (peer error handling, as ccjs), 8 B hop (UCX_TLS=${tls})`, samples: `perftest -e ${tls} 8 B`, unit: 'µs' },
     { name: `ccjs ucx, 8 B hop (UCX_TLS=${tls})`, samples: `${tls} 8 B`, unit: 'µs', reference: `perftest ${tls} 8 B`, target: tls === 'tcp' ? '≤ 1.5×' : '≤ 1 µs', label: `8 B hop over ${tls}` },
+    { name: `the same against ucx_perftest -e (UCX_TLS=${tls})`, samples: `${tls} 8 B`, unit: 'µs', reference: `perftest -e ${tls} 8 B` },
     ...SIZES.slice(1).flatMap(([name, bytes]): Row[] => [
       { name: `ucx_perftest tag_lat, ${name} ping-pong (UCX_TLS=${tls})`, samples: `perftest ${tls} ${name}`, unit: 'MB/s', bytes },
+      { name: `ucx_perftest tag_lat -e (peer error handling, as ccjs), ${name} ping-pong (UCX_TLS=${tls})`, samples: `perftest -e ${tls} ${name}`, unit: 'MB/s', bytes },
       { name: `ucx_perftest tag_bw, ${name} stream (UCX_TLS=${tls})`, samples: `perftest bw ${tls} ${name}`, unit: 'MB/s', bytes },
       { name: `ccjs ucx, ${name} ping-pong, sendSync (UCX_TLS=${tls})`, samples: `${tls} ${name}`, unit: 'MB/s', bytes, reference: `perftest ${tls} ${name}`, target: '≥ 0.9×', label: `${name} ping-pong over ${tls}` },
+      { name: `the same against ucx_perftest -e (UCX_TLS=${tls})`, samples: `${tls} ${name}`, unit: 'MB/s', bytes, reference: `perftest -e ${tls} ${name}` },
     ]),
     { name: `kill -9 to PeerLostError of a pending receive (UCX_TLS=${tls})`, samples: `${tls} kill -9`, unit: 'ms' },
   ]);

@@ -284,7 +284,10 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
   // the next call.
   static Napi::Value ProgressOf(const Napi::CallbackInfo& info) {
     auto* self = static_cast<UcxWorker*>(info.Data());
-    return Napi::Number::New(info.Env(), self->worker_ == nullptr ? 0 : self->Progress());
+    // An integer (a small one stays a Smi), not a double, which V8 would box on every call.
+    napi_value moved = nullptr;
+    napi_create_uint32(info.Env(), self->worker_ == nullptr ? 0 : self->Progress(), &moved);
+    return Napi::Value(info.Env(), moved);
   }
 
   uint32_t Progress() {
