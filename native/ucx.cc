@@ -291,7 +291,9 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
   }
 
   uint32_t Progress() {
-    uint32_t events = Drain();
+    // One round: the caller polls again at once, and over TCP every round is a system call
+    // (epoll_wait), which a second round after a message would add to every hop.
+    uint32_t events = Drain(1);
     uint32_t records = 0;
     if (!completions_.empty()) {
       // Swapped with a vector kept between calls, so that neither allocates once warm.
@@ -501,10 +503,10 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     }
   }
 
-  // Progresses until the worker is idle (bounded), posting a receive for each message that arrived.
-  unsigned Drain() {
+  // Progresses until the worker is idle (at most `rounds` times), posting a receive for each message that arrived.
+  unsigned Drain(int rounds = 64) {
     unsigned events = 0;
-    for (int round = 0; round < 64; round += 1) {
+    for (int round = 0; round < rounds; round += 1) {
       unsigned now = ucp_worker_progress(worker_);
       unsigned received = ReceiveArrived();
       events += now + received;
