@@ -278,7 +278,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     delete send;
   }
 
-  // progress(): advances the worker, receives what arrived, and writes into the inbox what completed
+  // progress(drain): advances the worker (once, or until it is idle), receives what arrived, and writes into the inbox what completed
   // (its first word: how many records; see RecordKind), in order per peer. Returns how many events
   // the worker processed and records it wrote (0: nothing happened). What does not fit waits for
   // the next call.
@@ -286,14 +286,15 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     auto* self = static_cast<UcxWorker*>(info.Data());
     // An integer (a small one stays a Smi), not a double, which V8 would box on every call.
     napi_value moved = nullptr;
-    napi_create_uint32(info.Env(), self->worker_ == nullptr ? 0 : self->Progress(), &moved);
+    bool drain = info[0].As<Napi::Boolean>().Value();
+    napi_create_uint32(info.Env(), self->worker_ == nullptr ? 0 : self->Progress(drain), &moved);
     return Napi::Value(info.Env(), moved);
   }
 
-  uint32_t Progress() {
-    // One round: the caller polls again at once, and over TCP every round is a system call
+  uint32_t Progress(bool drain) {
+    // A spinning caller polls again at once: one round, since over TCP every round is a system call
     // (epoll_wait), which a second round after a message would add to every hop.
-    uint32_t events = Drain(1);
+    uint32_t events = drain ? Drain() : Drain(1);
     uint32_t records = 0;
     if (!completions_.empty()) {
       // Swapped with a vector kept between calls, so that neither allocates once warm.

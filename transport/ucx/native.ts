@@ -36,8 +36,11 @@ export interface UcxWorker {
   sendOut(rank: number, length: number): void;
   /** Sends the parts of one frame, each a message; true when they may be reused at once, else a SENT record tells `token` later. */
   send(rank: number, parts: readonly Uint8Array[], token: number): boolean;
-  /** Advances the worker and writes what completed into the inbox; returns how many events and records that was (0: nothing). */
-  progress(): number;
+  /**
+   * Advances the worker (once, or until it is idle when `drain`) and writes what completed into the
+   * inbox; returns how many events and records that was (0: nothing).
+   */
+  progress(drain: boolean): number;
   /** The frame of the oldest HELD record not taken yet: its only part, or its parts. */
   takeHeld(): ArrayBuffer | ArrayBuffer[];
   /** Calls the constructor's wake() from the event loop once there is something to progress. */

@@ -132,7 +132,7 @@ export class UcxDevice implements Device, PollingDevice {
     const reached = this.awaitWireup(peers.map((peer) => peer.rank));
     for (const peer of this.peers) this.worker.sendOut(peer, 0);
     progressEngine.register(this);
-    this.safety = setInterval(() => this.progress(), SAFETY_PROGRESS_MS);
+    this.safety = setInterval(() => this.advance(true), SAFETY_PROGRESS_MS);
     this.safety.unref();
     this.worker.arm();
     await reached;
@@ -187,13 +187,21 @@ export class UcxDevice implements Device, PollingDevice {
     return false;
   }
 
-  /** Hands what completed to the engine; returns how much moved. */
+  /** The progress engine's poll while a call spins: one round of the worker (the spin polls again at once). */
   progress(): number {
+    return this.advance(false);
+  }
+
+  /**
+   * Hands what completed to the engine; returns how much moved. `drain`: progress the worker until
+   * it is idle, as a wake-up and the event loop's polls do (each is costly, so it takes all there is).
+   */
+  private advance(drain: boolean): number {
     // A frame being delivered may make a call wait, which polls: later frames must wait their turn.
     if (this.polling || this.closed) return 0;
     this.polling = true;
     try {
-      const moved = this.worker.progress();
+      const moved = this.worker.progress(drain);
       if (moved === 0) return 0;
       const words = this.inboxWords;
       const records = words[0] as number;
@@ -268,7 +276,7 @@ export class UcxDevice implements Device, PollingDevice {
   }
 
   private woken(): void {
-    this.progress();
+    this.advance(true);
     this.idle();
   }
 
@@ -302,7 +310,7 @@ export class UcxDevice implements Device, PollingDevice {
     // What was sent (a Goodbye at least) goes out before the endpoints close.
     const deadline = Date.now() + this.options.timeoutMs;
     while (this.worker.sending() && this.peers.size > 0 && Date.now() < deadline) {
-      this.progress();
+      this.advance(true);
       await new Promise((resolve) => setImmediate(resolve));
     }
     this.closed = true;
