@@ -278,15 +278,15 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     delete send;
   }
 
-  // progress(drain): advances the worker (once, or until it is idle), receives what arrived, and writes into the inbox what completed
-  // (its first word: how many records; see RecordKind), in order per peer. Returns how many events
-  // the worker processed and records it wrote (0: nothing happened). What does not fit waits for
-  // the next call.
+  // progress(drain): advances the worker (once, or until it is idle), receives what arrived, and
+  // writes into the inbox what completed (its first word: how many records; see RecordKind), in
+  // order per peer. Returns how many events the worker processed and records it wrote (0: nothing
+  // happened). What does not fit waits for the next call.
   static Napi::Value ProgressOf(const Napi::CallbackInfo& info) {
     auto* self = static_cast<UcxWorker*>(info.Data());
+    bool drain = info[0].As<Napi::Boolean>().Value();
     // An integer (a small one stays a Smi), not a double, which V8 would box on every call.
     napi_value moved = nullptr;
-    bool drain = info[0].As<Napi::Boolean>().Value();
     napi_create_uint32(info.Env(), self->worker_ == nullptr ? 0 : self->Progress(drain), &moved);
     return Napi::Value(info.Env(), moved);
   }

@@ -206,7 +206,8 @@ export class UcxDevice implements Device, PollingDevice {
       const words = this.inboxWords;
       const records = words[0] as number;
       let at = RECORDS_AT;
-      for (let record = 0; record < records; record += 1) {
+      // (A frame delivered may end in this device's close, after which the addon holds nothing.)
+      for (let record = 0; record < records && !this.closed; record += 1) {
         const index = at / 4;
         const length = words[index + 3] as number;
         at += RECORD_BYTES;
