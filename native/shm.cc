@@ -287,6 +287,28 @@ Napi::Value CanRead(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), ReadFrom(pid, &local, &remote, 1) == 0 && word == PROBE_WORD);
 }
 
+// All the bytes of a typed array or ArrayBuffer.
+iovec WholeBytes(Napi::Env env, Napi::Value value) {
+  if (value.IsArrayBuffer()) {
+    Napi::ArrayBuffer buffer = value.As<Napi::ArrayBuffer>();
+    return {buffer.Data(), buffer.ByteLength()};
+  }
+  if (value.IsTypedArray()) {
+    Napi::TypedArray view = value.As<Napi::TypedArray>();
+    return {static_cast<char*>(view.ArrayBuffer().Data()) + view.ByteOffset(), view.ByteLength()};
+  }
+  throw Napi::TypeError::New(env, "expected an ArrayBuffer or a typed array");
+}
+
+// The bytes [offset, offset + length) of a typed array or ArrayBuffer, checked against its bounds.
+iovec BytesOf(Napi::Env env, Napi::Value value, int64_t offset, int64_t length) {
+  iovec whole = WholeBytes(env, value);
+  if (offset < 0 || length < 0 || static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > whole.iov_len) {
+    throw Napi::RangeError::New(env, "bytes " + std::to_string(offset) + ".." + std::to_string(offset + length) + " are outside a buffer of " + std::to_string(whole.iov_len));
+  }
+  return {static_cast<char*>(whole.iov_base) + offset, static_cast<size_t>(length)};
+}
+
 constexpr size_t TABLE_HEAD = 8;
 constexpr size_t TABLE_ENTRY = 16;
 // Bounds a table read from shared memory is checked against before anything is allocated.
@@ -303,11 +325,9 @@ Napi::Value BodyTable(const Napi::CallbackInfo& info) {
   std::memcpy(bytes, &format, 4);
   std::memcpy(bytes + 4, &count, 4);
   for (uint32_t i = 0; i < count; i += 1) {
-    Napi::Value body = bodies[i];
-    if (!body.IsTypedArray()) throw Napi::TypeError::New(env, "bodyTable: body " + std::to_string(i) + " is not a typed array");
-    Napi::TypedArray view = body.As<Napi::TypedArray>();
-    uint64_t address = reinterpret_cast<uintptr_t>(static_cast<char*>(view.ArrayBuffer().Data()) + view.ByteOffset());
-    uint64_t length = view.ByteLength();
+    iovec body = WholeBytes(env, bodies[i]);
+    uint64_t address = reinterpret_cast<uintptr_t>(body.iov_base);
+    uint64_t length = body.iov_len;
     std::memcpy(bytes + TABLE_HEAD + TABLE_ENTRY * i, &address, 8);
     std::memcpy(bytes + TABLE_HEAD + TABLE_ENTRY * i + 8, &length, 8);
   }
@@ -344,29 +364,8 @@ Napi::Value Fetch(const Napi::CallbackInfo& info) {
   return bodies;
 }
 
-// The bytes [offset, offset + length) of a typed array or ArrayBuffer, checked against its bounds.
-iovec BytesOf(Napi::Env env, Napi::Value value, int64_t offset, int64_t length) {
-  char* data = nullptr;
-  size_t size = 0;
-  if (value.IsArrayBuffer()) {
-    Napi::ArrayBuffer buffer = value.As<Napi::ArrayBuffer>();
-    data = static_cast<char*>(buffer.Data());
-    size = buffer.ByteLength();
-  } else if (value.IsTypedArray()) {
-    Napi::TypedArray view = value.As<Napi::TypedArray>();
-    data = static_cast<char*>(view.ArrayBuffer().Data()) + view.ByteOffset();
-    size = view.ByteLength();
-  } else {
-    throw Napi::TypeError::New(env, "expected an ArrayBuffer or a typed array");
-  }
-  if (offset < 0 || length < 0 || static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > size) {
-    throw Napi::RangeError::New(env, "bytes " + std::to_string(offset) + ".." + std::to_string(offset + length) + " are outside a buffer of " + std::to_string(size));
-  }
-  return {data + offset, static_cast<size_t>(length)};
-}
-
 Napi::Value AddressOf(const Napi::CallbackInfo& info) {
-  iovec bytes = BytesOf(info.Env(), info[0], 0, 0);
+  iovec bytes = WholeBytes(info.Env(), info[0]);
   return Napi::Number::New(info.Env(), static_cast<double>(reinterpret_cast<uintptr_t>(bytes.iov_base)));
 }
 

@@ -52,6 +52,10 @@ export const PAYLOADS: readonly Payload[] = [
     make: () => ({ label: 'grid', values: filled(40_000), counts: Int32Array.from({ length: 50_000 }, (_, i) => i - 7), none: new Float32Array(0) }),
   },
   {
+    name: 'a 1 MiB ArrayBuffer (rendezvous)',
+    make: () => Uint8Array.from({ length: 1024 * 1024 }, (_, i) => (i * 7) % 253).buffer,
+  },
+  {
     name: 'a 64 MiB Uint8Array (rendezvous)',
     make: () => {
       const bytes = new Uint8Array(64 * 1024 * 1024);
@@ -63,7 +67,8 @@ export const PAYLOADS: readonly Payload[] = [
 
 /**
  * Deep equality of a received value with the one sent; typed arrays are compared by type and bytes
- * (fast for 64 MiB), and must own exactly their bytes (`.buffer` shows nothing else).
+ * (fast for 64 MiB), and must own exactly their bytes (`.buffer` shows nothing else); ArrayBuffers
+ * by bytes.
  */
 export function expectSame(actual: unknown, expected: unknown): void {
   if (ArrayBuffer.isView(expected)) {
@@ -72,6 +77,11 @@ export function expectSame(actual: unknown, expected: unknown): void {
     expect([view.byteOffset, view.buffer.byteLength], 'byteOffset and buffer size of a received typed array').to.deep.equal([0, view.byteLength]);
     const bytes = (of: ArrayBufferView) => Buffer.from(of.buffer, of.byteOffset, of.byteLength);
     expect(bytes(view).equals(bytes(expected)), 'typed array contents').to.equal(true);
+    return;
+  }
+  if (expected instanceof ArrayBuffer) {
+    expect(actual).to.be.instanceOf(ArrayBuffer);
+    expect(Buffer.from(actual as ArrayBuffer).equals(Buffer.from(expected)), 'ArrayBuffer contents').to.equal(true);
     return;
   }
   expect(actual).to.deep.equal(expected);

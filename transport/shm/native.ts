@@ -26,7 +26,7 @@ export interface ShmNative {
   /** Can this process read process `pid`'s memory (checked on its probe word at `address`)? */
   canRead(pid: number, address: number): boolean;
   /** Where `bodies` lie in this process, as a table fetch() reads (u32 format, u32 count, then u64 address and length per body). */
-  bodyTable(format: number, bodies: readonly ArrayBufferView[]): ArrayBuffer;
+  bodyTable(format: number, bodies: readonly (ArrayBuffer | ArrayBufferView)[]): ArrayBuffer;
   /** The bodies `table` describes, read from process `pid`'s memory in one copy (process_vm_readv). */
   fetch(pid: number, table: Uint8Array): ArrayBuffer[];
   /** Where the bytes of `buffer` lie in this process. */

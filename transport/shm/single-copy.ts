@@ -45,7 +45,7 @@ export interface LentBodies {
 
 /** The frame that goes on the ring in `frame`'s place (its envelope, and the table of its bodies), and what the sender lends. */
 export function byReference(frame: Frame, releasable: Releasable, native: ShmNative): { stand: Frame; lent: LentBodies } {
-  const table = new Uint8Array(native.bodyTable(frame.format, frame.bodies as ArrayBufferView[]));
+  const table = new Uint8Array(native.bodyTable(frame.format, frame.bodies));
   const { type, flags, context, source, destination, tag, operation, root, reduction, id, credit } = frame;
   const stand = new Frame(type, flags | FLAG_BODIES_AT_SENDER, context, source, destination, tag, operation, root, reduction, TABLE_FORMAT, [table], table.byteLength, id, credit, true);
   return { stand, lent: { releasable, bodies: frame.bodies, table } };
