@@ -59,6 +59,10 @@ function tableWords(table: Uint8Array): DataView {
   return new DataView(table.buffer, table.byteOffset, table.byteLength);
 }
 
+function tableFormat(table: Uint8Array): number {
+  return table.byteLength >= TABLE_HEAD ? tableWords(table).getUint32(0, true) : 0;
+}
+
 function tableCount(table: Uint8Array): number {
   return table.byteLength >= TABLE_HEAD ? tableWords(table).getUint32(4, true) : 0;
 }
@@ -252,7 +256,7 @@ export function fetchBodies(frame: Frame, pid: number, native: ShmNative, job: C
   }
   const bodies = buffers.map((buffer) => new Uint8Array(buffer));
   frame.flags &= ~FLAG_BODIES_AT_SENDER;
-  frame.format = new DataView(table.buffer, table.byteOffset, 4).getUint32(0, true);
+  frame.format = tableFormat(table);
   frame.bodies = bodies;
   frame.size = bodies.reduce((sum, body) => sum + body.byteLength, 0);
   frame.ownsFirstBody = bodies.length > 0;
