@@ -11,6 +11,12 @@
       "libraries": ["-lrt", "-lpthread"]
     },
     {
+      "target_name": "ccjs_reduce",
+      "sources": ["native/reduce.cc"],
+      "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"],
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra"]
+    },
+    {
       "target_name": "ccjs_ucx",
       "conditions": [
         ["ucx==1", {

@@ -4,10 +4,11 @@
 //   open(name, bytes, create) -> SharedArrayBuffer   shm_open + mmap, unmapped when collected;
 //                                                     bytes 0 when opening: the whole segment
 //   unlink(name)                                      shm_unlink: the memory lives on while mapped
-//   ring(sab, byteOffset)                             futex wake on the Int32 at that offset
-//   new Waiter(sab, byteOffset, callback)             a thread that sleeps on that Int32 while it
-//     .arm() / .close()                               holds SLEEPING (1) once armed, then calls
-//                                                     back on the JavaScript thread
+//   new Doorbell(path, woken)                         a FIFO made at path and watched by this
+//     .arm() / .close()                               thread's event loop: once armed, the next
+//                                                     byte written to it calls woken()
+//   openBell(path) -> fd / ringBell(fd) / closeBell(fd)
+//                                                     a sender's end of a peer's doorbell
 //   copy(target, source)                              memcpy between byte views (large bodies
 //                                                     into and out of the rings)
 //   receiveBuffer(length) -> ArrayBuffer              memory for a large received body, given
@@ -39,34 +40,20 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
-#include <condition_variable>
 #include <cstring>
 #include <fcntl.h>
-#include <linux/futex.h>
-#include <mutex>
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <sys/types.h>
 #include <sys/uio.h>
-#include <thread>
 #include <vector>
-#include <time.h>
+#include <uv.h>
 #include <unistd.h>
 
 namespace {
 
-constexpr int SLEEPING = 1;
-
-// Node-API values are V8 locals underneath (js_native_api_v8.h); these two cross between them.
-v8::Local<v8::Value> ToV8(napi_value value) {
-  v8::Local<v8::Value> local;
-  static_assert(sizeof(local) == sizeof(value), "napi_value is a V8 local");
-  std::memcpy(static_cast<void*>(&local), &value, sizeof(value));
-  return local;
-}
-
+// Node-API values are V8 locals underneath (js_native_api_v8.h): a V8 local crosses back as one.
 napi_value FromV8(v8::Local<v8::Value> local) {
   return reinterpret_cast<napi_value>(*local);
 }
@@ -76,23 +63,6 @@ Napi::Error ErrnoError(Napi::Env env, const std::string& what, int error) {
   failure.Set("code", Napi::String::New(env, error == ENOENT ? "ENOENT" : error == EEXIST ? "EEXIST" : error == ESRCH ? "ESRCH" : "ESYSCALL"));
   failure.Set("errno", Napi::Number::New(env, error));
   return failure;
-}
-
-// The Int32 at byteOffset of a SharedArrayBuffer, checked for bounds and alignment.
-int32_t* WordOf(const Napi::CallbackInfo& info, size_t argument) {
-  Napi::Env env = info.Env();
-  v8::Local<v8::Value> value = ToV8(info[argument]);
-  if (!value->IsSharedArrayBuffer()) throw Napi::TypeError::New(env, "expected a SharedArrayBuffer");
-  std::shared_ptr<v8::BackingStore> store = value.As<v8::SharedArrayBuffer>()->GetBackingStore();
-  int64_t offset = info[argument + 1].As<Napi::Number>().Int64Value();
-  if (offset < 0 || offset % 4 != 0 || static_cast<size_t>(offset) + 4 > store->ByteLength()) {
-    throw Napi::RangeError::New(env, "byteOffset " + std::to_string(offset) + " is not an aligned Int32 of the buffer");
-  }
-  return reinterpret_cast<int32_t*>(static_cast<char*>(store->Data()) + offset);
-}
-
-long Futex(int32_t* word, int operation, int value, const timespec* timeout) {
-  return syscall(SYS_futex, word, operation, value, timeout, nullptr, 0);
 }
 
 Napi::Value Open(const Napi::CallbackInfo& info) {
@@ -130,38 +100,45 @@ Napi::Value Unlink(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), shm_unlink(name.c_str()) == 0);
 }
 
-Napi::Value Ring(const Napi::CallbackInfo& info) {
-  Futex(WordOf(info, 0), FUTEX_WAKE, INT_MAX, nullptr);
-  return info.Env().Undefined();
-}
-
-// A consumer's doorbell: once armed, a thread sleeps in the kernel while the word holds SLEEPING
-// (a producer changes it and rings), then calls back on the JavaScript thread; one call per arm.
-class Waiter : public Napi::ObjectWrap<Waiter> {
+// A process endpoint's doorbell: a FIFO next to its segment, which its senders write a byte to and
+// its own event loop watches (uv_poll). A wake-up is one write and one epoll return, where a
+// futex would need a thread of ours between the two (a context switch more per wake-up).
+class Doorbell : public Napi::ObjectWrap<Doorbell> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "Waiter", {InstanceMethod("arm", &Waiter::Arm), InstanceMethod("close", &Waiter::Close)});
+    return DefineClass(env, "Doorbell", {InstanceMethod("arm", &Doorbell::Arm), InstanceMethod("close", &Doorbell::Close)});
   }
 
-  explicit Waiter(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Waiter>(info) {
-    word_ = WordOf(info, 0);
-    // Keeps the buffer (and so the mapping) alive as long as this waiter.
-    buffer_ = Napi::Persistent(info[0].As<Napi::Object>());
-    callback_ = Napi::ThreadSafeFunction::New(info.Env(), info[2].As<Napi::Function>(), "ccjs shm doorbell", 0, 1);
+  explicit Doorbell(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Doorbell>(info) {
+    Napi::Env env = info.Env();
+    std::string path = info[0].As<Napi::String>();
+    if (mkfifo(path.c_str(), 0600) != 0) throw ErrnoError(env, "mkfifo " + path, errno);
+    // Read and write: the FIFO never reports end of file, whoever closes it.
+    fd_ = open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) {
+      int error = errno;
+      unlink(path.c_str());
+      throw ErrnoError(env, "opening " + path, error);
+    }
+    woken_ = Napi::Persistent(info[1].As<Napi::Function>());
+    async_ = std::make_unique<Napi::AsyncContext>(env, "ccjs:shm");
+    uv_loop_t* loop = nullptr;
+    napi_get_uv_event_loop(env, &loop);
+    poll_ = new uv_poll_t;
+    uv_poll_init(loop, poll_, fd_);
+    poll_->data = this;
     // The job's own handles keep the event loop alive; a doorbell alone must not.
-    callback_.Unref(info.Env());
-    thread_ = std::thread([this] { Run(); });
+    uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
+    uv_poll_start(poll_, UV_READABLE, OnReadable);
   }
 
-  ~Waiter() override { Stop(); }
+  ~Doorbell() override { Stop(); }
 
  private:
+  // The next ring calls back once. Rings heard while not armed only empty the FIFO: the endpoint
+  // was awake and polling its rings anyway.
   Napi::Value Arm(const Napi::CallbackInfo& info) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      armed_ = true;
-    }
-    changed_.notify_one();
+    armed_ = true;
     return info.Env().Undefined();
   }
 
@@ -171,51 +148,54 @@ class Waiter : public Napi::ObjectWrap<Waiter> {
   }
 
   void Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_) return;
-      stopping_ = true;
+    if (poll_ == nullptr) return;
+    uv_close(reinterpret_cast<uv_handle_t*>(poll_), [](uv_handle_t* handle) { delete reinterpret_cast<uv_poll_t*>(handle); });
+    poll_ = nullptr;
+    close(fd_);
+    fd_ = -1;
+    armed_ = false;
+  }
+
+  static void OnReadable(uv_poll_t* handle, int, int) {
+    auto* self = static_cast<Doorbell*>(handle->data);
+    char bytes[64];
+    while (read(self->fd_, bytes, sizeof bytes) > 0) {
     }
-    changed_.notify_one();
-    Futex(word_, FUTEX_WAKE, INT_MAX, nullptr);
-    if (thread_.joinable()) thread_.join();
-    callback_.Release();
-    buffer_.Reset();
+    if (!self->armed_) return;
+    self->armed_ = false;
+    Napi::Env env = self->Env();
+    Napi::HandleScope scope(env);
+    self->woken_.MakeCallback(self->Value(), {}, *self->async_);
   }
 
-  void Run() {
-    // Bounded waits, so that Stop() is heard even if its wake-up slips in before a wait starts.
-    const timespec slice{0, 100 * 1000 * 1000};
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        changed_.wait(lock, [this] { return armed_ || stopping_; });
-        if (stopping_) return;
-        armed_ = false;
-      }
-      while (__atomic_load_n(word_, __ATOMIC_SEQ_CST) == SLEEPING) {
-        if (stopped()) return;
-        Futex(word_, FUTEX_WAIT, SLEEPING, &slice);
-      }
-      if (stopped()) return;
-      callback_.NonBlockingCall();
-    }
-  }
-
-  bool stopped() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stopping_;
-  }
-
-  int32_t* word_ = nullptr;
-  Napi::ObjectReference buffer_;
-  Napi::ThreadSafeFunction callback_;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
+  int fd_ = -1;
+  uv_poll_t* poll_ = nullptr;
   bool armed_ = false;
-  bool stopping_ = false;
+  Napi::FunctionReference woken_;
+  std::unique_ptr<Napi::AsyncContext> async_;
 };
+
+// A sender's end of a peer's doorbell: a file descriptor to write to.
+Napi::Value OpenBell(const Napi::CallbackInfo& info) {
+  std::string path = info[0].As<Napi::String>();
+  int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw ErrnoError(info.Env(), "opening " + path, errno);
+  return Napi::Number::New(info.Env(), fd);
+}
+
+// Node ignores SIGPIPE, so a reader that is gone is EPIPE here, and a full FIFO EAGAIN: either
+// way nobody needs another byte.
+Napi::Value RingBell(const Napi::CallbackInfo& info) {
+  const char byte = 1;
+  ssize_t written = write(info[0].As<Napi::Number>().Int32Value(), &byte, 1);
+  (void)written;
+  return info.Env().Undefined();
+}
+
+Napi::Value CloseBell(const Napi::CallbackInfo& info) {
+  close(info[0].As<Napi::Number>().Int32Value());
+  return info.Env().Undefined();
+}
 
 // memcpy between two byte views (either may be over a SharedArrayBuffer, which V8's own copies
 // treat with per-word relaxed atomics, several times slower for large bodies).
@@ -394,8 +374,10 @@ Napi::Value WriteChunk(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("open", Napi::Function::New(env, Open));
   exports.Set("unlink", Napi::Function::New(env, Unlink));
-  exports.Set("ring", Napi::Function::New(env, Ring));
-  exports.Set("Waiter", Waiter::Define(env));
+  exports.Set("Doorbell", Doorbell::Define(env));
+  exports.Set("openBell", Napi::Function::New(env, OpenBell));
+  exports.Set("ringBell", Napi::Function::New(env, RingBell));
+  exports.Set("closeBell", Napi::Function::New(env, CloseBell));
   exports.Set("copy", Napi::Function::New(env, Copy));
   exports.Set("receiveBuffer", Napi::Function::New(env, ReceiveBuffer));
   exports.Set("probeAddress", Napi::Function::New(env, ProbeAddress));

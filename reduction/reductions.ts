@@ -5,6 +5,8 @@
  * modify their operands.
  */
 import type { ReductionObject } from './reduction-object.js';
+import { NATIVE_MIN_ELEMENTS, NATIVE_OPERATORS, reduceNative } from './native.js';
+import type { ReduceNative } from './native.js';
 
 const typedArrayConstructors = {
   Int8Array,
@@ -151,6 +153,23 @@ function compileScalar<S>(expression: string): ScalarFunction<S> {
   return new Function('x', 'y', `return ${expression};`) as ScalarFunction<S>;
 }
 
+/** Combines a and b into `into` when they are typed arrays of its type and length; false when it cannot. */
+type InPlaceCombine = (a: unknown, b: unknown, into: unknown) => boolean;
+
+/** The built-in reductions' in-place form, for reduceInto. */
+const inPlace = new WeakMap<object, InPlaceCombine>();
+
+/**
+ * `op.reduce(a, b)`, written into `into` (which is `a` or `b`) when `op` is a built-in reduction of
+ * typed arrays: a collective combining what it received, which it owns, saves allocating (and
+ * the kernel zeroing) a result as large. Any other reduction, or operands of another shape, gets
+ * `op.reduce(a, b)`, so rank order and the semantics of user reductions are untouched.
+ */
+export function reduceInto<T>(op: ReductionObject<T>, a: T, b: T, into: T): T {
+  const combineInPlace = inPlace.get(op);
+  return combineInPlace !== undefined && combineInPlace(a, b, into) ? into : op.reduce(a, b);
+}
+
 /**
  * The engine every built-in shares: recursion through plain arrays, typed-array loops, leaves.
  * `R` is the interface the result is typed as (any built-in's; all accept `never` operands).
@@ -165,6 +184,14 @@ function elementwise<R extends BuiltinReduction<never>>(operator: ElementOperato
     }
     return loop;
   };
+  const nativeCode = reduceNative === undefined ? undefined : NATIVE_OPERATORS[operator.name];
+  /** result[i] = a[i] OP b[i]: the addon's loop for long arrays, where it has one. */
+  const combineElements = (type: TypedArrayName, a: TypedArray, b: TypedArray, result: TypedArray): void => {
+    // Asked first in any case: it throws the TypeError of an operator that does not apply to the type.
+    const loop = loopFor(type);
+    if (nativeCode !== undefined && result.length >= NATIVE_MIN_ELEMENTS) (reduceNative as ReduceNative).combine(nativeCode, a, b, result);
+    else loop(a, b, result);
+  };
   const combine = (a: unknown, b: unknown): unknown => {
     const aType = typedArrayName(a);
     const bType = typedArrayName(b);
@@ -172,9 +199,8 @@ function elementwise<R extends BuiltinReduction<never>>(operator: ElementOperato
       const aElements = a as TypedArray;
       const bElements = b as TypedArray;
       if (aElements.length !== bElements.length) throw new RangeError(`${mismatch(operator.name, a, b)}: lengths differ`);
-      const loop = loopFor(aType);
       const result = new typedArrayConstructors[aType](aElements.length);
-      loop(aElements, bElements, result);
+      combineElements(aType, aElements, bElements, result);
       return result;
     }
     if (isArray(a) && isArray(b)) {
@@ -185,6 +211,14 @@ function elementwise<R extends BuiltinReduction<never>>(operator: ElementOperato
     return operator.combineLeaves(a, b);
   };
   const reduction: BuiltinReduction<unknown> = { name: operator.name, commutative: true, reduce: combine };
+  inPlace.set(reduction, (a, b, into) => {
+    const type = typedArrayName(into);
+    if (type === undefined || typedArrayName(a) !== type || typedArrayName(b) !== type) return false;
+    const length = (into as TypedArray).length;
+    if ((a as TypedArray).length !== length || (b as TypedArray).length !== length) return false;
+    combineElements(type, a as TypedArray, b as TypedArray, into as TypedArray);
+    return true;
+  });
   return Object.freeze(reduction) as R;
 }
 

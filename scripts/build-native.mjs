@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * npm's install step: builds the native addons (binding.gyp) with node-gyp. They are optional:
- * when they cannot be built the package still installs and says what is off and how to turn it
- * on; ccjs then reports the device unavailable once and uses TCP for those pairs.
+ * npm's install step: builds the native addons (binding.gyp) with node-gyp: shared memory, UCX,
+ * and the reductions' loops. They are optional: when they cannot be built the package still
+ * installs and says what is off and how to turn it on; ccjs then reports the device unavailable
+ * once and uses TCP for those pairs, and reduces typed arrays with JavaScript loops.
  * CCJS_SKIP_NATIVE=1 skips the build; the UCX addon is built only where UCX's headers are
  * (scripts/has-ucx.mjs; CCJS_NO_UCX=1 leaves it out).
  */
@@ -36,7 +37,8 @@ function headersFlag() {
 }
 
 const off =
-  'ccjs: shared memory between processes is off until the addon is built (threads still share memory, processes use TCP).\n' +
+  'ccjs: shared memory between processes is off until the addon is built (threads still share memory, processes use TCP),\n' +
+  'ccjs: and the built-in reductions of typed arrays run as JavaScript loops (several times slower on large arrays).\n' +
   'ccjs: to turn it on, install g++, make and python3 (apt-get install g++ make python3), then run: npm rebuild ccjs';
 
 if (process.env.CCJS_SKIP_NATIVE === '1') {

@@ -14,9 +14,13 @@ import { DividableArray } from '../dividable/index.js';
 
 export const MAX_MEMBERS = 9;
 
-/** A contribution of member `rank` for the call numbered `salt`: a typed array or an object. */
+/**
+ * A contribution of member `rank` for the call numbered `salt`: a typed array or an object. The
+ * typed array is long enough for the reductions' native loop (NATIVE_MIN_ELEMENTS), its blocks in
+ * Rabenseifner's and the ring's steps short enough for the JavaScript one.
+ */
 export const PAYLOADS = {
-  'Float64Array': (rank: number, salt: number) => Float64Array.from({ length: 5 }, (_, i) => rank * 100 + i + salt),
+  'Float64Array': (rank: number, salt: number) => Float64Array.from({ length: 131 }, (_, i) => rank * 100 + i + salt),
   'object': (rank: number, salt: number) => ({ rank, salt, label: `r${rank}`, values: [rank, salt] }),
 } as const;
 export type PayloadKind = keyof typeof PAYLOADS;
@@ -46,6 +50,11 @@ function plain(value: unknown): unknown {
   return value;
 }
 
+/** A reduction combines what it received in place (reduceInto), never the caller's operand. */
+function expectUnchanged(operand: unknown, original: unknown): void {
+  expect(plain(operand), "the caller's operand after the call").to.deep.equal(plain(original));
+}
+
 /** One member's part of `collective` with `algorithm`, checked against the sequential result. */
 export async function exercise(collective: CollectiveName, algorithm: string, member: ColMember, group: ColGroup, rank: number, kind: PayloadKind): Promise<void> {
   const size = group.size();
@@ -63,16 +72,21 @@ export async function exercise(collective: CollectiveName, algorithm: string, me
       return;
     case 'reduce':
       for (const root of roots) {
-        const result = await member.reduce(group, make(rank, root) as never, opFor(kind), root, options(collective));
+        const operand = make(rank, root);
+        const result = await member.reduce(group, operand as never, opFor(kind), root, options(collective));
         expect(plain(result)).to.deep.equal(rank === root ? plain(fold(everyone(root), opFor(kind) as ReductionObject<unknown>)) : null);
+        expectUnchanged(operand, make(rank, root));
         const ordered = await member.reduce(group, String(rank), concatenate, root, options(collective));
         expect(ordered).to.equal(rank === root ? roots.join('|') : null);
       }
       return;
-    case 'allReduce':
-      expect(plain(await member.allReduce(group, make(rank, 2) as never, opFor(kind), options(collective)))).to.deep.equal(plain(fold(everyone(2), opFor(kind) as ReductionObject<unknown>)));
+    case 'allReduce': {
+      const operand = make(rank, 2);
+      expect(plain(await member.allReduce(group, operand as never, opFor(kind), options(collective)))).to.deep.equal(plain(fold(everyone(2), opFor(kind) as ReductionObject<unknown>)));
+      expectUnchanged(operand, make(rank, 2));
       expect(await member.allReduce(group, String(rank), concatenate, options(collective))).to.equal(roots.join('|'));
       return;
+    }
     case 'scatter':
       for (const root of roots) {
         const whole = new DividableArray(everyone(root));
@@ -99,12 +113,16 @@ export async function exercise(collective: CollectiveName, algorithm: string, me
       const data = new DividableArray(roots.map((block) => make(rank, block)));
       const result = await member.reduceScatter(group, data, ((a: unknown[], b: unknown[]) => a.map((x, i) => (opFor(kind) as ReductionObject<unknown>).reduce(x, b[i]))) as never, options(collective));
       expect(plain(result)).to.deep.equal(plain([fold(roots.map((r) => make(r, rank)), opFor(kind) as ReductionObject<unknown>)]));
+      expectUnchanged(data.array, roots.map((block) => make(rank, block)));
       return;
     }
-    case 'scan':
-      expect(plain(await member.scan(group, make(rank, 4) as never, opFor(kind), options(collective)))).to.deep.equal(plain(fold(everyone(4).slice(0, rank + 1), opFor(kind) as ReductionObject<unknown>)));
+    case 'scan': {
+      const operand = make(rank, 4);
+      expect(plain(await member.scan(group, operand as never, opFor(kind), options(collective)))).to.deep.equal(plain(fold(everyone(4).slice(0, rank + 1), opFor(kind) as ReductionObject<unknown>)));
+      expectUnchanged(operand, make(rank, 4));
       expect(await member.scan(group, String(rank), concatenate, options(collective))).to.equal(roots.slice(0, rank + 1).join('|'));
       return;
+    }
   }
 }
 

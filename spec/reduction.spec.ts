@@ -1,5 +1,8 @@
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import { Reductions, reductionName, toReductionObject, type Located, type ReductionObject, type TypedArray } from '../reduction/index.js';
+import { reduceInto } from '../reduction/reductions.js';
+import { NATIVE_MIN_ELEMENTS, reduceNative } from '../reduction/native.js';
 
 type NumberTypedArray = Exclude<TypedArray, BigInt64Array | BigUint64Array>;
 type BigIntTypedArray = BigInt64Array | BigUint64Array;
@@ -216,6 +219,112 @@ describe('Reductions', () => {
     it('reduce nested plain arrays of typed arrays element-wise', () => {
       const result = Reductions.MAX.reduce([Int16Array.of(1, 9), [3, 4n]], [Int16Array.of(5, 2), [6, 1n]]);
       expect(result).to.deep.equal([Int16Array.of(5, 9), [6, 4n]]);
+    });
+  });
+
+  describe('the native loops (native/reduce.cc)', () => {
+    it('are built, unless switched off', function () {
+      if (process.env.CCJS_NO_NATIVE_REDUCE === '1') this.skip();
+      expect(reduceNative, 'the reductions addon (npm install builds it)').to.not.equal(undefined);
+    });
+
+    // A long array goes through the addon, pieces shorter than NATIVE_MIN_ELEMENTS through the
+    // JavaScript loops (checked against the references above): the two must agree on every element.
+    const LENGTH = 4 * NATIVE_MIN_ELEMENTS + 5;
+    const PIECE = NATIVE_MIN_ELEMENTS - 1;
+    let seed = 0x9e3779b9;
+    const random = (): number => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    /** Values over the type's whole range, its extremes, zeros and (for floats) NaN, ±0, ±Infinity, huge and tiny ones. */
+    function edgeValues(Type: (typeof NUMBER_ARRAY_TYPES)[number] | (typeof BIGINT_ARRAY_TYPES)[number]): TypedArray {
+      const array = new (Type as unknown as new (length: number) => TypedArray)(LENGTH);
+      const floats = [0, -0, NaN, Infinity, -Infinity, 1e300, -1e300, 5e-324, 1.5, -2.25, 3.4e38, 1e-45];
+      for (let i = 0; i < LENGTH; i += 1) {
+        const r = random();
+        if (array instanceof BigInt64Array || array instanceof BigUint64Array) {
+          array[i] = i % 7 === 0 ? 0n : (BigInt(Math.floor(r * 2 ** 32)) << 32n) | BigInt(Math.floor(random() * 2 ** 32));
+        } else if (array instanceof Float32Array || array instanceof Float64Array) {
+          array[i] = i % 3 === 0 ? (floats[Math.floor(r * floats.length)] as number) : (r - 0.5) * 2 ** Math.floor(random() * 40 - 20);
+        } else {
+          // Any bit pattern: the store wraps it into the type's range (extremes and 0 included).
+          array[i] = i % 5 === 0 ? [0, -1, 2 ** 31, 2 ** 31 - 1, 255, 128, 32767][i % 7] as number : Math.floor(r * 2 ** 32);
+        }
+      }
+      return array;
+    }
+    function inPieces(op: ReductionObject<TypedArray>, a: TypedArray, b: TypedArray): TypedArray {
+      const result = new (a.constructor as new (length: number) => TypedArray)(a.length);
+      for (let start = 0; start < a.length; start += PIECE) {
+        const piece = op.reduce(a.subarray(start, start + PIECE), b.subarray(start, start + PIECE));
+        (result as Float64Array).set(piece as Float64Array, start);
+      }
+      return result;
+    }
+    function expectSameElements(actual: TypedArray, expected: TypedArray, what: string): void {
+      expect(actual.length, what).to.equal(expected.length);
+      for (let i = 0; i < expected.length; i += 1) {
+        const shown = (value: unknown): string => (Object.is(value, -0) ? '-0' : String(value));
+        if (!Object.is(actual[i], expected[i])) expect.fail(`${what}: element ${i} is ${shown(actual[i])}, the JavaScript loop gives ${shown(expected[i])}`);
+      }
+    }
+
+    for (const Type of [...NUMBER_ARRAY_TYPES, ...BIGINT_ARRAY_TYPES]) {
+      for (const name of ELEMENTWISE_NAMES) {
+        const isFloat = Type === Float32Array || Type === Float64Array;
+        if (isFloat && BITWISE_NAMES.includes(name)) continue;
+        it(`${name} on ${Type.name} agrees with the JavaScript loop, also written in place`, () => {
+          const op = Reductions[name] as ReductionObject<TypedArray>;
+          const a = edgeValues(Type);
+          const b = edgeValues(Type);
+          const expected = inPieces(op, a, b);
+          expectSameElements(op.reduce(a, b), expected, `${name} on ${Type.name}`);
+          const left = a.slice();
+          expect(reduceInto(op, left, b, left), 'the result is the operand written into').to.equal(left);
+          expectSameElements(left, expected, `${name} on ${Type.name} into its left operand`);
+          const right = b.slice();
+          expect(reduceInto(op, a, right, right)).to.equal(right);
+          expectSameElements(right, expected, `${name} on ${Type.name} into its right operand`);
+          const both = a.slice();
+          expectSameElements(reduceInto(op, both, both, both), inPieces(op, a, a), `${name} on ${Type.name} of an array with itself`);
+        });
+      }
+    }
+
+    it('reduceInto leaves user reductions and operands of other shapes to reduce()', () => {
+      const a = new Float64Array(300).fill(1);
+      const b = new Float64Array(300).fill(2);
+      const user: ReductionObject<Float64Array> = { reduce: (x, y) => x.map((value, i) => value - (y[i] as number)) };
+      const result = reduceInto(user, a, b, a);
+      expect(result).to.not.equal(a);
+      expect(Array.from(a.subarray(0, 2))).to.deep.equal([1, 1]);
+      expect(Array.from(result.subarray(0, 2))).to.deep.equal([-1, -1]);
+      // Another type or length: a new result, or reduce's own error.
+      const other = new Float32Array(300).fill(3);
+      expect(() => reduceInto(Reductions.SUM as ReductionObject<unknown>, a, other, a)).to.throw(TypeError);
+      const shorter = new Float64Array(299);
+      expect(() => reduceInto(Reductions.SUM as ReductionObject<unknown>, a, shorter, a)).to.throw(RangeError, 'lengths differ');
+      expect(Array.from(a.subarray(0, 2))).to.deep.equal([1, 1]);
+    });
+
+    it('without the addon (CCJS_NO_NATIVE_REDUCE=1) the JavaScript loops give the same', () => {
+      const script = `
+        const { Reductions } = await import(${JSON.stringify(new URL('../reduction/index.js', import.meta.url).href)});
+        const { reduceNative } = await import(${JSON.stringify(new URL('../reduction/native.js', import.meta.url).href)});
+        const a = Float64Array.from({ length: 1000 }, (_, i) => i / 3);
+        const b = Float64Array.from({ length: 1000 }, (_, i) => -i * 7);
+        console.log(JSON.stringify({ off: reduceNative === undefined, sum: Array.from(Reductions.SUM.reduce(a, b)), max: Array.from(Reductions.MAX.reduce(a, b)) }));`;
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, CCJS_NO_NATIVE_REDUCE: '1' }, encoding: 'utf8' });
+      expect(child.status, child.stderr).to.equal(0);
+      const { off, sum, max } = JSON.parse(child.stdout) as { off: boolean; sum: number[]; max: number[] };
+      expect(off, 'the addon is off in the child').to.equal(true);
+      const a = Float64Array.from({ length: 1000 }, (_, i) => i / 3);
+      const b = Float64Array.from({ length: 1000 }, (_, i) => -i * 7);
+      expect(sum).to.deep.equal(Array.from(Reductions.SUM.reduce(a, b)));
+      expect(max).to.deep.equal(Array.from(Reductions.MAX.reduce(a, b)));
     });
   });
 

@@ -36,7 +36,6 @@ export function threadRingOffset(threads: number, capacity: number, from: number
 
 export const SEGMENT_MAGIC = 0x63636a73;
 export const SEGMENT = { magic: 0, ready: 1, senders: 2, capacity: 3, mapped: 16, bell: 32, ranks: 64 } as const;
-export const SEGMENT_BELL_OFFSET = SEGMENT.bell * 4;
 
 export function segmentRingsOffset(senders: number): number {
   return align(SEGMENT.ranks * 4 + senders * 4, PAGE);

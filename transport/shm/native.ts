@@ -5,8 +5,9 @@
  */
 import { createRequire } from 'node:module';
 
-export interface Waiter {
-  /** Sleep until the word stops holding SLEEPING, then call back once. */
+/** A process endpoint's doorbell: a FIFO its senders write to, watched by this thread's event loop. */
+export interface Doorbell {
+  /** The next byte written calls back once. */
   arm(): void;
   close(): void;
 }
@@ -15,8 +16,11 @@ export interface ShmNative {
   /** A SharedArrayBuffer over segment `name` (created with `bytes`, or opened: then at least `bytes`). */
   open(name: string, bytes: number, create: boolean): SharedArrayBuffer;
   unlink(name: string): boolean;
-  /** Wakes whoever sleeps on the Int32 at `byteOffset` (a futex wake: works across processes). */
-  ring(buffer: SharedArrayBuffer, byteOffset: number): void;
+  /** A sender's end of the doorbell at `path`: a file descriptor for ringBell and closeBell. */
+  openBell(path: string): number;
+  /** Writes a byte to a doorbell (nothing happens if its reader is gone or it is full). */
+  ringBell(fd: number): void;
+  closeBell(fd: number): void;
   /** memcpy of all of `source` into `target` (either may be over a SharedArrayBuffer). */
   copy(target: Uint8Array, source: Uint8Array): void;
   /** Memory for a large received body, given back for the next one once the ArrayBuffer is collected (not zero-filled). */
@@ -35,7 +39,8 @@ export interface ShmNative {
   readChunk(pid: number, address: number, target: ArrayBuffer | ArrayBufferView, offset: number, length: number): void;
   /** Copies `length` bytes of `source` at `offset` to `address` in process `pid` (process_vm_writev). */
   writeChunk(pid: number, address: number, source: ArrayBuffer | ArrayBufferView, offset: number, length: number): void;
-  Waiter: new (buffer: SharedArrayBuffer, byteOffset: number, callback: () => void) => Waiter;
+  /** Makes the FIFO at `path` (an error if it exists) and watches it. */
+  Doorbell: new (path: string, woken: () => void) => Doorbell;
 }
 
 let loaded: ShmNative | string | undefined;

@@ -26,7 +26,7 @@ import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
 import { FrameReader, carriedBytes, prefixBytes, writePrefix } from '../stream.js';
 import { RING_ALIGNMENT, Ring } from './ring.js';
 import { MemoryFrames, padded, paddedFrameBytes } from '../memory-frames.js';
-import { SEGMENT, SEGMENT_BELL_OFFSET, SEGMENT_MAGIC, segmentBytes, segmentRingOffset, threadBellIndex, threadRingOffset } from './layout.js';
+import { SEGMENT, SEGMENT_MAGIC, segmentBytes, segmentRingOffset, threadBellIndex, threadRingOffset } from './layout.js';
 import type { ShmNative } from './native.js';
 import { ringCopy } from './copy.js';
 import { CopyJob, FLAG_BODIES_AT_SENDER, SINGLE_COPY_BYTES, byReference, fetchBodies, helpCopy } from './single-copy.js';
@@ -154,6 +154,36 @@ class Link {
   }
 }
 
+/**
+ * Where the doorbell of the segment `name` (a POSIX shm name, "/ccjs-...") lies: beside it in
+ * /dev/shm, so that whatever removes the job's segments removes it too.
+ */
+function bellPath(name: string): string {
+  return `/dev/shm${name}.bell`;
+}
+
+/** Our end of a peer process's doorbell; once closed it never writes again (its descriptor number may be reused). */
+class PeerBell {
+  private fd: number;
+
+  constructor(
+    private readonly native: ShmNative,
+    path: string,
+  ) {
+    this.fd = native.openBell(path);
+  }
+
+  ring(): void {
+    if (this.fd >= 0) this.native.ringBell(this.fd);
+  }
+
+  close(): void {
+    if (this.fd < 0) return;
+    this.native.closeBell(this.fd);
+    this.fd = -1;
+  }
+}
+
 /** A doorbell word this endpoint sleeps on, and how it blocks on it. */
 interface Bell {
   readonly words: Int32Array;
@@ -172,6 +202,8 @@ export class ShmDevice implements Device, PollingDevice {
   private readonly links: (Link | undefined)[] = [];
   private active: Link[] = [];
   private readonly bells: Bell[] = [];
+  /** Our ends of the doorbells of peers in other processes, by rank. */
+  private readonly peerBells: (PeerBell | undefined)[] = [];
   private armed = false;
   private rearmScheduled = false;
   private polling = false;
@@ -190,7 +222,7 @@ export class ShmDevice implements Device, PollingDevice {
     if (os.endianness() !== 'LE') throw new ConfigError('the shm device needs a little-endian host; use tcp');
     const segment = options.native ? `/ccjs-${process.pid}-${Math.random().toString(36).slice(2, 10)}-${options.rank}` : undefined;
     this.address = { pid: process.pid, processRank: options.processRank, threadRank: options.threadRank, segment };
-    if (options.native) removeStaleSegments(options.native);
+    if (options.native) removeStaleSegments();
   }
 
   /** Maps the rings of every peer; between processes through segments that are unlinked once all have mapped them. */
@@ -269,9 +301,11 @@ export class ShmDevice implements Device, PollingDevice {
     const own = native.open(name, segmentBytes(senders.length, capacity), true);
     this.segmentName = name;
     this.unlinked = false;
-    // Should this process end before every sender has mapped it, the name goes with it.
+    // Should this process end before every sender has mapped it, the names go with it.
     const unlinkAtExit = () => this.unlink();
     process.once('exit', unlinkAtExit);
+    // Made before the segment says it is ready: a sender opens it right after mapping the segment.
+    this.bells.push(this.segmentBell(native, own, name));
     const ownWords = new Int32Array(own);
     senders.forEach((rank, index) => (ownWords[SEGMENT.ranks + index] = rank));
     ownWords[SEGMENT.senders] = senders.length;
@@ -292,8 +326,10 @@ export class ShmDevice implements Device, PollingDevice {
         const incoming = new Ring(own, segmentRingOffset(senders.length, capacity, senders.indexOf(rank)), capacity, this.copy);
         outgoing.offerProbe(native.probeAddress());
         Atomics.add(theirWords, SEGMENT.mapped, 1);
+        const bell = new PeerBell(native, bellPath(address.segment));
+        this.peerBells[rank] = bell;
         const wake = () => {
-          if (Atomics.load(theirWords, SEGMENT.bell) === SLEEPING && Atomics.compareExchange(theirWords, SEGMENT.bell, SLEEPING, AWAKE) === SLEEPING) native.ring(theirs, SEGMENT_BELL_OFFSET);
+          if (Atomics.load(theirWords, SEGMENT.bell) === SLEEPING && Atomics.compareExchange(theirWords, SEGMENT.bell, SLEEPING, AWAKE) === SLEEPING) bell.ring();
         };
         const link: Link = new Link(rank, outgoing, incoming, wake, address.pid, () => outgoing.singleCopy, address.pid, this.copy, (frame) => this.arrived(link, frame), this.lateSender);
         this.links[rank] = link;
@@ -315,14 +351,13 @@ export class ShmDevice implements Device, PollingDevice {
       this.unlink();
       process.off('exit', unlinkAtExit);
     }
-    this.bells.push(this.segmentBell(native, own));
     this.lifeCheck = setInterval(() => this.checkLives(), Math.max(50, Math.min(1000, this.options.timeoutMs / 4)));
     this.lifeCheck.unref();
   }
 
-  private segmentBell(native: ShmNative, segment: SharedArrayBuffer): Bell {
+  private segmentBell(native: ShmNative, segment: SharedArrayBuffer, name: string): Bell {
     let blocked = false;
-    const waiter = new native.Waiter(segment, SEGMENT_BELL_OFFSET, () => {
+    const doorbell = new native.Doorbell(bellPath(name), () => {
       blocked = false;
       this.woken();
     });
@@ -332,9 +367,9 @@ export class ShmDevice implements Device, PollingDevice {
       block: () => {
         if (blocked) return;
         blocked = true;
-        waiter.arm();
+        doorbell.arm();
       },
-      close: () => waiter.close(),
+      close: () => doorbell.close(),
     };
   }
 
@@ -591,6 +626,7 @@ export class ShmDevice implements Device, PollingDevice {
   disconnect(peer: number): void {
     if (this.links[peer] === undefined) return;
     this.links[peer] = undefined;
+    this.peerBells[peer]?.close();
     this.active = this.active.filter((link) => link.peer !== peer);
   }
 
@@ -606,6 +642,8 @@ export class ShmDevice implements Device, PollingDevice {
     }
     for (const bell of this.bells) bell.close();
     this.bells.length = 0;
+    for (const bell of this.peerBells) bell?.close();
+    this.peerBells.length = 0;
     this.active = [];
     this.links.length = 0;
     this.host = undefined;
@@ -616,16 +654,18 @@ export class ShmDevice implements Device, PollingDevice {
     if (this.unlinked || this.segmentName === undefined) return;
     this.unlinked = true;
     this.options.native?.unlink(this.segmentName);
+    fs.rmSync(bellPath(this.segmentName), { force: true });
   }
 }
 
-const SEGMENT_NAME = /^ccjs-(\d+)-[a-z0-9]+-\d+$/;
+/** A segment's name in /dev/shm, or its doorbell's. */
+const SEGMENT_NAME = /^ccjs-(\d+)-[a-z0-9]+-\d+(\.bell)?$/;
 
 /**
  * Unlinks segments of ccjs processes that are gone (killed while their job was starting, before
  * their segment could be unlinked): /dev/shm keeps nothing of a finished job.
  */
-function removeStaleSegments(native: ShmNative): void {
+function removeStaleSegments(): void {
   let names: string[];
   try {
     names = fs.readdirSync('/dev/shm');
@@ -638,7 +678,7 @@ function removeStaleSegments(native: ShmNative): void {
     try {
       process.kill(pid, 0);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH') native.unlink(`/${name}`);
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') fs.rmSync(`/dev/shm/${name}`, { force: true });
     }
   }
 }

@@ -7,6 +7,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { doublingSteps, folding } from '../power-of-two.js';
 import { sendReceive } from '../exchange.js';
 
@@ -16,10 +17,10 @@ export async function allReduceBdeBlocking<T>(context: CollectiveContext, value:
     await context.send(fold.foldPartner, value);
     return context.receive<T>(fold.foldPartner);
   }
-  let partial = fold.foldPartner < 0 ? value : op.reduce(await context.receive<T>(fold.foldPartner), value);
+  let partial = fold.foldPartner < 0 ? value : combineReceived(op, await context.receive<T>(fold.foldPartner), value, true);
   for (const step of doublingSteps(fold)) {
     const other = await sendReceive<T>(context, step.partner, partial, step.partner);
-    partial = step.partnerIsLower ? op.reduce(other, partial) : op.reduce(partial, other);
+    partial = combineReceived(op, other, partial, step.partnerIsLower);
   }
   if (fold.foldPartner >= 0) await context.send(fold.foldPartner, partial);
   return partial;

@@ -8,6 +8,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { doublingSteps, folding } from '../power-of-two.js';
 import { postReceive } from '../exchange.js';
 
@@ -22,11 +23,11 @@ export async function allReduceBdeNonBlocking<T>(context: CollectiveContext, val
   const folded = fold.foldPartner < 0 ? undefined : postReceive<T>(context, fold.foldPartner);
   const incoming = steps.map((step) => postReceive<T>(context, step.partner));
   const sends: Promise<void>[] = [];
-  let partial = folded === undefined ? value : op.reduce(await folded, value);
+  let partial = folded === undefined ? value : combineReceived(op, await folded, value, true);
   for (const [index, step] of steps.entries()) {
     sends.push(context.isend(step.partner, partial));
     const other = await incoming[index];
-    partial = step.partnerIsLower ? op.reduce(other, partial) : op.reduce(partial, other);
+    partial = combineReceived(op, other, partial, step.partnerIsLower);
   }
   if (fold.foldPartner >= 0) sends.push(context.isend(fold.foldPartner, partial));
   await Promise.all(sends);

@@ -7,6 +7,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { binomialNode } from '../binomial-tree.js';
 import { postReceive } from '../exchange.js';
 
@@ -16,7 +17,7 @@ export async function allReduceBinomial<T>(context: CollectiveContext, value: T,
   const partials = [...node.children].reverse().map((child) => postReceive<T>(context, child));
   const fromParent = node.parent < 0 ? undefined : postReceive<T>(context, node.parent);
   let partial = value;
-  for (const received of partials) partial = op.reduce(partial, await received);
+  for (const received of partials) partial = combineReceived(op, await received, partial, false);
   if (node.parent >= 0) await context.send(node.parent, partial);
   const result = fromParent === undefined ? partial : await fromParent;
   await Promise.all(node.children.map((child) => context.send(child, result)));

@@ -6,6 +6,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { otherRanks, postReceive } from '../exchange.js';
 
 export async function allReduceFlatNonBlocking<T>(context: CollectiveContext, value: T, op: ReductionObject<T>): Promise<T> {
@@ -13,7 +14,7 @@ export async function allReduceFlatNonBlocking<T>(context: CollectiveContext, va
   const operands = Array.from({ length: size }, (_, peer) => (peer === rank ? Promise.resolve(value) : postReceive<T>(context, peer)));
   const sends = otherRanks(rank, size).map((peer) => context.isend(peer, value));
   let result: T = await operands[0];
-  for (let peer = 1; peer < size; peer += 1) result = op.reduce(result, await operands[peer]);
+  for (let peer = 1; peer < size; peer += 1) result = peer === rank ? combineReceived(op, result, value, true) : combineReceived(op, await operands[peer], result, false);
   await Promise.all(sends);
   return result;
 }

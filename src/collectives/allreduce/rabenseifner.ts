@@ -9,6 +9,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 import { doublingSteps, folding } from '../power-of-two.js';
 import { postReceive, sendReceive } from '../exchange.js';
@@ -29,7 +30,7 @@ async function halveThenDouble(context: CollectiveContext, value: TypedArray, op
     await context.send(fold.foldPartner, value);
     return result;
   }
-  const whole = fold.foldPartner < 0 ? value : op.reduce(await context.receive<TypedArray>(fold.foldPartner), value);
+  const whole = fold.foldPartner < 0 ? value : combineReceived(op, await context.receive<TypedArray>(fold.foldPartner), value, true);
   const steps = doublingSteps(fold);
   // Reduce-scatter: `held` is the reduction, over the ranks seen so far, of elements [start, end).
   const ranges: (readonly [number, number])[] = [];
@@ -43,7 +44,7 @@ async function halveThenDouble(context: CollectiveContext, value: TypedArray, op
     const given = held.subarray(giveStart - start, giveEnd - start);
     const other = await sendReceive<TypedArray>(context, step.partner, given, step.partner);
     const kept = held.subarray(keepStart - start, keepEnd - start);
-    held = step.partnerIsLower ? op.reduce(other, kept) : op.reduce(kept, other);
+    held = combineReceived(op, other, kept, step.partnerIsLower);
     [start, end] = [keepStart, keepEnd];
   }
   // Allgather: undo the steps, swapping the reduced part held for the partner's.

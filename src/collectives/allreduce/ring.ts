@@ -10,6 +10,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 import { postReceive } from '../exchange.js';
 import { allocateLike, copyInto, PieceLayout } from '../typed-array-pieces.js';
@@ -35,7 +36,7 @@ async function ring(context: CollectiveContext, value: TypedArray, op: Reduction
   for (let step = 0; step < size - 1; step += 1) {
     sends.push(context.isend(right, partial));
     const index = block(rank - step - 1);
-    partial = op.reduce(await incoming[step], layout.view(value, index, index + 1));
+    partial = combineReceived(op, await incoming[step], layout.view(value, index, index + 1), true);
   }
   // Now `partial` is block rank + 1, reduced. Allgather: send block rank + 1 - s, receive block rank - s.
   const result = allocateLike(value, value.length);

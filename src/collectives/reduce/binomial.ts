@@ -6,6 +6,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { binomialNode } from '../binomial-tree.js';
 
 export async function reduceBinomial<T>(context: CollectiveContext, value: T, op: ReductionObject<T>, root: number): Promise<T | null> {
@@ -16,7 +17,7 @@ export async function reduceBinomial<T>(context: CollectiveContext, value: T, op
   // Children in increasing rank order, so that each result covers a contiguous range.
   const children = [...node.children].reverse();
   const received = children.map((child) => context.receive<T>(child));
-  for (const result of received) partial = op.reduce(partial, await result);
+  for (const result of received) partial = combineReceived(op, await result, partial, false);
   if (node.parent >= 0) {
     await context.send(node.parent, partial);
     return context.rank === root ? context.receive<T>(treeRoot) : null;

@@ -6,6 +6,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 
 export async function reduceFlatBlocking<T>(context: CollectiveContext, value: T, op: ReductionObject<T>, root: number): Promise<T | null> {
   const { rank, size } = context;
@@ -15,8 +16,7 @@ export async function reduceFlatBlocking<T>(context: CollectiveContext, value: T
   }
   let result = rank === 0 ? value : await context.receive<T>(0);
   for (let source = 1; source < size; source += 1) {
-    const operand = source === root ? value : await context.receive<T>(source);
-    result = op.reduce(result, operand);
+    result = source === root ? combineReceived(op, result, value, true) : combineReceived(op, await context.receive<T>(source), result, false);
   }
   return result;
 }

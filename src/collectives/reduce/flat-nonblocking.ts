@@ -6,6 +6,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { postReceive } from '../exchange.js';
 
 export async function reduceFlatNonBlocking<T>(context: CollectiveContext, value: T, op: ReductionObject<T>, root: number): Promise<T | null> {
@@ -16,6 +17,6 @@ export async function reduceFlatNonBlocking<T>(context: CollectiveContext, value
   }
   const operands = Array.from({ length: size }, (_, source) => (source === root ? Promise.resolve(value) : postReceive<T>(context, source)));
   let result: T = await operands[0];
-  for (let source = 1; source < size; source += 1) result = op.reduce(result, await operands[source]);
+  for (let source = 1; source < size; source += 1) result = source === root ? combineReceived(op, result, value, true) : combineReceived(op, await operands[source], result, false);
   return result;
 }

@@ -8,6 +8,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { mstNode } from '../mst-tree.js';
 import { postReceive } from '../exchange.js';
 
@@ -19,7 +20,7 @@ export async function reduceMst<T>(context: CollectiveContext, value: T, op: Red
   let partial = value;
   for (const [index, child] of children.entries()) {
     const other = await received[index];
-    partial = child.first > context.rank ? op.reduce(partial, other) : op.reduce(other, partial);
+    partial = combineReceived(op, other, partial, child.first < context.rank);
   }
   if (node.parent < 0) return partial;
   await context.send(node.parent, partial);

@@ -8,6 +8,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { sendReceive } from '../exchange.js';
 
 export async function reduceScatterBucketBlocking<E>(context: CollectiveContext, elements: readonly E[], op: ReductionObject<E>): Promise<E> {
@@ -19,7 +20,7 @@ export async function reduceScatterBucketBlocking<E>(context: CollectiveContext,
   let partial = element(rank - 1);
   for (let step = 0; step < size - 1; step += 1) {
     const received = await sendReceive<E>(context, right, partial, left);
-    partial = op.reduce(received, element(rank - step - 2));
+    partial = combineReceived(op, received, element(rank - step - 2), true);
   }
   return partial;
 }

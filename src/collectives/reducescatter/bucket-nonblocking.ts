@@ -7,6 +7,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { postReceive } from '../exchange.js';
 
 export async function reduceScatterBucketNonBlocking<E>(context: CollectiveContext, elements: readonly E[], op: ReductionObject<E>): Promise<E> {
@@ -20,7 +21,7 @@ export async function reduceScatterBucketNonBlocking<E>(context: CollectiveConte
   let partial = element(rank - 1);
   for (let step = 0; step < size - 1; step += 1) {
     sends.push(context.isend(right, partial));
-    partial = op.reduce(await incoming[step], element(rank - step - 2));
+    partial = combineReceived(op, await incoming[step], element(rank - step - 2), true);
   }
   await Promise.all(sends);
   return partial;

@@ -7,6 +7,7 @@
  * range of ranks and the lower one goes on the left: rank order holds.
  */
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { doublingSteps, foldedOwner } from '../power-of-two.js';
 import type { DoublingStep, Folding } from '../power-of-two.js';
 
@@ -31,6 +32,6 @@ export function halvingSteps(fold: Folding, size: number): HalvingStep[] {
 /** Combines `other[k]` into `partials[indices[k]]`, `other` on the left if it covers lower ranks. */
 export function combineInto<E>(partials: E[], indices: readonly number[], other: readonly E[], otherIsLower: boolean, op: ReductionObject<E>): void {
   indices.forEach((index, k) => {
-    partials[index] = otherIsLower ? op.reduce(other[k], partials[index]) : op.reduce(partials[index], other[k]);
+    partials[index] = combineReceived(op, other[k] as E, partials[index] as E, otherIsLower);
   });
 }

@@ -5,6 +5,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { postReceive } from '../exchange.js';
 
 export async function scanFlatNonBlocking<T>(context: CollectiveContext, value: T, op: ReductionObject<T>): Promise<T> {
@@ -16,7 +17,7 @@ export async function scanFlatNonBlocking<T>(context: CollectiveContext, value: 
     return value;
   }
   let prefix: T = await lower[0];
-  for (let source = 1; source < rank; source += 1) prefix = op.reduce(prefix, await lower[source]);
+  for (let source = 1; source < rank; source += 1) prefix = combineReceived(op, await lower[source], prefix, false);
   await Promise.all(sends);
-  return op.reduce(prefix, value);
+  return combineReceived(op, prefix, value, true);
 }

@@ -7,6 +7,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { combineReceived } from '../combine.js';
 import { postReceive } from '../exchange.js';
 
 export async function scanRecursiveDoubling<T>(context: CollectiveContext, value: T, op: ReductionObject<T>): Promise<T> {
@@ -19,7 +20,7 @@ export async function scanRecursiveDoubling<T>(context: CollectiveContext, value
   for (const [round, distance] of distances.entries()) {
     if (rank + distance < size) sends.push(context.isend(rank + distance, partial));
     const received = incoming[round];
-    if (received !== undefined) partial = op.reduce(await received, partial);
+    if (received !== undefined) partial = combineReceived(op, await received, partial, true);
   }
   await Promise.all(sends);
   return partial;
