@@ -8,7 +8,7 @@
 import os from 'node:os';
 import { expect } from 'chai';
 import { runScenario } from './harness.js';
-import type { FloodReport, LargeReport, StoppedReport } from './scenarios/rings.js';
+import type { FloodReport, LargeReport, LentReport, StoppedReport } from './scenarios/rings.js';
 
 const RING = 64 * 1024;
 const SMALL_RINGS = { CCJS_TRANSPORT: 'shm', CCJS_SHM_RING_BYTES: String(RING) };
@@ -37,6 +37,16 @@ for (const { processes, threads, between } of [
       expect(results[0][0].singleCopies).to.equal(60);
       // The sender spins (and so helps) only with a core of its own; its receiver claims chunks too.
       if (os.availableParallelism() >= 2) expect(results[0][0].helpedChunks).to.be.above(0);
+    });
+
+    it('take sendSync messages larger than the eager limit eagerly, read from the sender, while the window allows, and lose nothing', async function () {
+      const bytes = 512 * 1024;
+      const results = (await runScenario(processes, threads, 'lentUnexpected', { count: 12, bytes, blockMs: 300 }, { CCJS_TRANSPORT: 'shm' })).results as [[LentReport], [LentReport]];
+      const [[sender], [receiver]] = results;
+      expect(sender.singleCopies).to.equal(12);
+      // Several waited at the receiver whole (a rendezvous would have left only its announcement there), never more than its window.
+      expect(receiver.unexpectedHighWater).to.be.above(2 * bytes);
+      expect(receiver.unexpectedHighWater).to.be.at.most(receiver.receiveWindow);
     });
 
     for (const singleCopy of [true, false]) {

@@ -46,9 +46,13 @@ export interface Device {
   /**
    * Sends `frame` to `peer`; the device owns the frame object from now on. Returns true when the
    * bodies may be reused at once; otherwise calls `releasable.released()` once they may. Without a
-   * releasable (frames within `copyLimit`, control frames) it must return true.
+   * releasable (frames within `copyLimit`, control frames) it must return true. `lend` says that
+   * whoever waits for the release may wait until the peer has read the bodies: a device that can
+   * let the peer copy them from this endpoint's memory (lendsTo) may then do so.
    */
-  send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean;
+  send(peer: number, frame: Frame, releasable: Releasable | undefined, lend?: boolean): boolean;
+  /** True when frames to `peer` sent with `lend` may stay here until the peer copies them from this endpoint's memory. */
+  lendsTo?(peer: number): boolean;
   /** Polling devices: moves what arrived into the engine and returns how many frames that was. */
   progress?(): number;
   /** Drops the link to `peer`, which was lost. */

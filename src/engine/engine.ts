@@ -240,15 +240,23 @@ export class Engine implements DeviceHost, CallTracker {
     return promise === RESOLVED && progressEngine.mustYield() ? nextTurn() : promise;
   }
 
-  private eagerFits(link: Link, size: number): boolean {
+  private eagerFits(link: Link, size: number, limit = this.options.eagerLimit): boolean {
     const charge = size + FRAME_CHARGE;
-    return size <= this.options.eagerLimit && charge <= link.eagerRoom && link.credit - charge >= link.eagerRoom;
+    return size <= limit && charge <= link.eagerRoom && link.credit - charge >= link.eagerRoom;
   }
 
-  /** Starts `call` eagerly or by rendezvous; false when there is no credit for either. */
+  /**
+   * Starts `call` eagerly or by rendezvous; false when there is no credit for either. Where the
+   * device lets the peer copy a message straight from our memory (shm's single copy), a call that
+   * waits for its buffers anyway (not sendAsync, which returns once the value is captured) goes
+   * eagerly up to the eager room: the peer reads it when it arrives, which spares the round trip
+   * of a rendezvous (ReadyToSend, ClearToSend), and the credit it takes still bounds the memory
+   * of unexpected messages at the receiver.
+   */
   private start(link: Link, call: SendCall): boolean {
     const frame = call.frame;
-    if (this.eagerFits(link, frame.size)) {
+    const lend = call.mode !== SendMode.Captured && frame.size > this.options.eagerLimit && link.device.lendsTo?.(link.peer) === true;
+    if (this.eagerFits(link, frame.size, lend ? link.eagerRoom : this.options.eagerLimit)) {
       if (call.mode === SendMode.Synchronous) {
         call.id = this.newId();
         call.awaitingAck = true;
@@ -259,7 +267,7 @@ export class Engine implements DeviceHost, CallTracker {
       const kept = frame.size > link.device.copyLimit;
       call.awaitingRelease = kept;
       call.transmitted = true;
-      if (this.sendEager(link, frame, kept ? call : undefined)) call.awaitingRelease = false;
+      if (this.sendEager(link, frame, kept ? call : undefined, call.mode !== SendMode.Captured)) call.awaitingRelease = false;
       call.settleIfDone();
       return true;
     }
@@ -273,17 +281,20 @@ export class Engine implements DeviceHost, CallTracker {
     return true;
   }
 
-  private sendEager(link: Link, frame: Frame, releasable: SendCall | undefined): boolean {
+  private sendEager(link: Link, frame: Frame, releasable: SendCall | undefined, lend = false): boolean {
     link.credit -= frame.size + FRAME_CHARGE;
     frame.type = FrameType.Eager;
-    return this.output(link, frame, releasable);
+    return this.output(link, frame, releasable, lend);
   }
 
-  /** Hands a frame to the device, with the credit this endpoint owes the peer riding along. */
-  private output(link: Link, frame: Frame, releasable: SendCall | { released(): void } | undefined): boolean {
+  /**
+   * Hands a frame to the device, with the credit this endpoint owes the peer riding along. `lend`:
+   * whoever waits for the release may wait for the peer to read the bodies (see Device.send).
+   */
+  private output(link: Link, frame: Frame, releasable: SendCall | { released(): void } | undefined, lend = false): boolean {
     frame.credit = link.owed;
     link.owed = 0;
-    return link.device.send(link.peer, frame, releasable);
+    return link.device.send(link.peer, frame, releasable, lend);
   }
 
   /** A sendAsync above the eager limit: copy its data so the caller may go on, if sendBuffer allows. */
@@ -544,11 +555,11 @@ export class Engine implements DeviceHost, CallTracker {
           this.detachedDone(size);
         },
       };
-      if (this.output(link, data, kept ? done : undefined)) done.released();
+      if (this.output(link, data, kept ? done : undefined, true)) done.released();
       return;
     }
     call.awaitingRelease = kept;
-    if (this.output(link, data, kept ? call : undefined)) call.awaitingRelease = false;
+    if (this.output(link, data, kept ? call : undefined, true)) call.awaitingRelease = false;
     call.settleIfDone();
   }
 

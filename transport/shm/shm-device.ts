@@ -325,9 +325,10 @@ export class ShmDevice implements Device, PollingDevice {
         const outgoing = new Ring(theirs, segmentRingOffset(theirSenders, theirCapacity, index), theirCapacity, this.copy);
         const incoming = new Ring(own, segmentRingOffset(senders.length, capacity, senders.indexOf(rank)), capacity, this.copy);
         outgoing.offerProbe(native.probeAddress());
-        Atomics.add(theirWords, SEGMENT.mapped, 1);
+        // Opened before we count ourselves in: once all have, its owner unlinks it with the segment.
         const bell = new PeerBell(native, bellPath(address.segment));
         this.peerBells[rank] = bell;
+        Atomics.add(theirWords, SEGMENT.mapped, 1);
         const wake = () => {
           if (Atomics.load(theirWords, SEGMENT.bell) === SLEEPING && Atomics.compareExchange(theirWords, SEGMENT.bell, SLEEPING, AWAKE) === SLEEPING) bell.ring();
         };
@@ -373,13 +374,17 @@ export class ShmDevice implements Device, PollingDevice {
     };
   }
 
-  send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean {
+  lendsTo(peer: number): boolean {
+    return this.links[peer]?.singleCopy() === true;
+  }
+
+  send(peer: number, frame: Frame, releasable: Releasable | undefined, lend = false): boolean {
     const link = this.links[peer];
     if (link === undefined) throw new TransportError(`shm device of endpoint ${this.options.rank}: no ring to endpoint ${peer}`);
-    if (frame.type === FrameType.Data && releasable !== undefined && carriedBytes(frame) > SINGLE_COPY_BYTES && link.singleCopy()) {
-      // The peer matched this message and waits for its data: it reads the bodies from where they
-      // are, and they are ours again once it counts them fetched. (Not eager frames: their sender
-      // goes on at once, and would otherwise wait for a peer that may be busy computing.)
+    if (lend && releasable !== undefined && carriedBytes(frame) > SINGLE_COPY_BYTES && link.singleCopy()) {
+      // The peer reads the bodies from where they are when the frame arrives, and they are ours
+      // again once it counts them fetched. (Only where the engine says the sender may wait that
+      // long: a sendAsync goes on at once, and would otherwise wait for a peer busy computing.)
       const { stand, lent } = byReference(frame, releasable, this.options.native as ShmNative);
       this.send(peer, stand, undefined);
       link.awaitingFetch.push(lent);
