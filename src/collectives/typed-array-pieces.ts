@@ -55,10 +55,19 @@ export class PieceLayout {
   }
 }
 
-/** A new zero-filled array of `sample`'s type with `length` elements. */
-export function allocateLike(sample: TypedArray, length: number): TypedArray {
-  const constructor = Object.getPrototypeOf(sample).constructor as new (length: number) => TypedArray;
-  return new constructor(length);
+/** Below this many bytes a zero-filled array costs no more (V8 keeps small ones on its heap). */
+const UNFILLED_BYTES = 64 * 1024;
+
+/**
+ * A new array of `sample`'s type with `length` elements that its caller fills whole (the pieces
+ * of one value) before anyone reads it: a large one is not zero-filled first (a megabyte of
+ * memset per collective call otherwise).
+ */
+export function allocateToFill(sample: TypedArray, length: number): TypedArray {
+  const constructor = Object.getPrototypeOf(sample).constructor as (new (length: number) => TypedArray) & (new (buffer: ArrayBuffer, byteOffset: number, length: number) => TypedArray) & { BYTES_PER_ELEMENT: number };
+  const bytes = length * constructor.BYTES_PER_ELEMENT;
+  if (bytes < UNFILLED_BYTES) return new constructor(length);
+  return new constructor(Buffer.allocUnsafeSlow(bytes).buffer as ArrayBuffer, 0, length);
 }
 
 /** Copies `source` into `target` from element `elementOffset` on (same element type). */

@@ -13,7 +13,7 @@ import { combineReceived } from '../combine.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 import { doublingSteps, folding } from '../power-of-two.js';
 import { postReceive, sendReceive } from '../exchange.js';
-import { allocateLike, copyInto } from '../typed-array-pieces.js';
+import { allocateToFill, copyInto } from '../typed-array-pieces.js';
 import { blockwise } from './blockwise.js';
 import { allReduceBdeNonBlocking } from './bde-nonblocking.js';
 
@@ -48,7 +48,7 @@ async function halveThenDouble(context: CollectiveContext, value: TypedArray, op
     [start, end] = [keepStart, keepEnd];
   }
   // Allgather: undo the steps, swapping the reduced part held for the partner's.
-  const result = allocateLike(whole, whole.length);
+  const result = allocateToFill(whole, whole.length);
   copyInto(result, held, start);
   for (let index = steps.length - 1; index >= 0; index -= 1) {
     const step = steps[index];

@@ -13,7 +13,7 @@ import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import { combineReceived } from '../combine.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 import { postReceive } from '../exchange.js';
-import { allocateLike, copyInto, PieceLayout } from '../typed-array-pieces.js';
+import { allocateToFill, copyInto, PieceLayout } from '../typed-array-pieces.js';
 import { blockwise } from './blockwise.js';
 import { allReduceBdeNonBlocking } from './bde-nonblocking.js';
 
@@ -39,7 +39,7 @@ async function ring(context: CollectiveContext, value: TypedArray, op: Reduction
     partial = combineReceived(op, await incoming[step], layout.view(value, index, index + 1), true);
   }
   // Now `partial` is block rank + 1, reduced. Allgather: send block rank + 1 - s, receive block rank - s.
-  const result = allocateLike(value, value.length);
+  const result = allocateToFill(value, value.length);
   copyInto(result, partial, layout.start(block(rank + 1)));
   for (let step = 0; step < size - 1; step += 1) {
     sends.push(context.isend(right, partial));

@@ -7,7 +7,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import { absoluteRank } from '../binomial-tree.js';
-import { PieceLayout, allocateLike, copyInto, headerFor, type PiecesHeader } from '../typed-array-pieces.js';
+import { PieceLayout, allocateToFill, copyInto, headerFor, type PiecesHeader } from '../typed-array-pieces.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 
 /** Segment size in bytes: large enough to amortize per-message costs, small enough to pipeline. */
@@ -37,7 +37,7 @@ export async function broadcastPipelineChain<T>(context: CollectiveContext, valu
   let result: TypedArray | undefined;
   for (let segment = 0; segment < layout.count; segment += 1) {
     const piece = await receives[segment];
-    result ??= allocateLike(piece, layout.length);
+    result ??= allocateToFill(piece, layout.length);
     copyInto(result, piece, layout.start(segment));
     if (next >= 0) sends.push(context.send(next, piece));
   }

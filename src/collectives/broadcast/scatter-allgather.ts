@@ -7,7 +7,7 @@
  */
 import type { CollectiveContext } from '../context.js';
 import { absoluteRank, binomialNode } from '../binomial-tree.js';
-import { PieceLayout, allocateLike, copyInto, headerFor, type PiecesHeader } from '../typed-array-pieces.js';
+import { PieceLayout, allocateToFill, copyInto, headerFor, type PiecesHeader } from '../typed-array-pieces.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 
 export async function broadcastScatterAllgather<T>(context: CollectiveContext, value: T, root: number): Promise<T> {
@@ -40,7 +40,7 @@ export async function broadcastScatterAllgather<T>(context: CollectiveContext, v
   }
   const receives = Array.from({ length: size - 1 }, () => context.receive<TypedArray>(left));
   const own = layout.view(subtree, relative, relative + 1, relative);
-  const result = allocateLike(own, layout.length);
+  const result = allocateToFill(own, layout.length);
   copyInto(result, own, layout.start(relative));
   const sends: Promise<void>[] = [];
   if (relative < size - 1) sends.push(context.send(right, own));
