@@ -4,6 +4,7 @@
  * trips after a warm-up, rank 1 echoing.
  */
 import { ColGroupMaster, ColMember } from '../src/index.js';
+import type { MasterOptions } from '../src/index.js';
 
 export type Samples = Record<string, number[]>;
 
@@ -83,8 +84,8 @@ export async function hop(master: ColGroupMaster, both: boolean, series: readonl
 }
 
 /** One endpoint of a two-endpoint job (processes or threads): endpoint 0 prints the samples, prefixed. */
-export async function hopEndpoint(prefix: string, series: readonly Series[]): Promise<void> {
-  const master = await ColGroupMaster.create();
+export async function hopEndpoint(prefix: string, series: readonly Series[], options: MasterOptions = {}): Promise<void> {
+  const master = await ColGroupMaster.create(options);
   const samples = await hop(master, false, series);
   if (master.rank === 0) process.stdout.write(`${JSON.stringify(prefixed(prefix, samples))}\n`);
 }

@@ -5,6 +5,8 @@
  *     ping-pong between two worker threads (written below);
  *   - 8-byte hop and ping-pong bandwidth (1 MiB, 16 MiB) between two processes: ccjs beside Open
  *     MPI's shared memory (an OSU-style C ping-pong, bench/reference/pingpong.c, over vader);
+ *   - the 8-byte hop between two processes when no call spins (every wait sleeps on the doorbell),
+ *     beside ccjs's TCP hop, whose waits sleep in the event loop as well;
  *   - a small object's hop between two processes beside mpi4py's pickled dict
  *     (bench/reference/pingpong.py);
  *   - allReduce of 1 MiB of doubles on 4 processes beside MPI_Allreduce;
@@ -35,6 +37,8 @@ const MiB = 1024 * 1024;
 const SMALL_OBJECT = { id: 7, name: 'pivot', value: 3.25, flags: [true, false] };
 
 const { small: SMALL, oneMiB: ONE_MIB, sixteenMiB: SIXTEEN_MIB } = hopRepeats(quick);
+/** Hops that sleep cost tens of µs: fewer of them. */
+const SLEEPING = { trips: SMALL.trips / 10, repetitions: SMALL.repetitions, warmUp: SMALL.warmUp / 10 };
 const ALL_REDUCE_CALLS = quick ? 20 : 100;
 const ASP_SIZE = quick ? 400 : 1000;
 
@@ -168,7 +172,7 @@ async function orchestrate(): Promise<void> {
   const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
   const references = findReferences();
   const { all, keep } = collectSamples();
-  const steps = 7 + (references.pingpong ? 4 : 0) + (references.python ? 1 : 0);
+  const steps = 8 + (references.pingpong ? 4 : 0) + (references.python ? 1 : 0);
   const progress = new Progress('shm', rounds * steps);
   for (let round = 1; round <= rounds; round += 1) {
     keep({ 'raw SAB spin 8 B': JSON.parse(await runScript(SCRIPT, ['raw-spin', ...flags()])) as number[] });
@@ -177,6 +181,9 @@ async function orchestrate(): Promise<void> {
     progress.tick(`round ${round}: ccjs between threads`);
     keep(JSON.parse(await runJob(SCRIPT, 2, ['hops', 'processes', ...flags()], 'shm')) as Samples);
     progress.tick(`round ${round}: ccjs between processes`);
+    keep(JSON.parse(await runJob(SCRIPT, 2, ['sleeping-hops', 'sleeping shm', ...flags()], 'shm')) as Samples);
+    keep(JSON.parse(await runJob(SCRIPT, 2, ['sleeping-hops', 'tcp', ...flags()], 'tcp')) as Samples);
+    progress.tick(`round ${round}: ccjs without spinning, shm and tcp`);
     if (references.pingpong) {
       for (const [name, bytes, repeats] of [
         ['8 B', 8, SMALL],
@@ -213,6 +220,8 @@ const ROWS: Row[] = [
   { name: 'ccjs shm, 8 B hop between threads', samples: 'threads 8 B', unit: 'µs', reference: 'raw SAB spin 8 B', target: '≤ 2×' },
   { name: 'Open MPI vader, 8 B hop', samples: 'Open MPI 8 B', unit: 'µs' },
   { name: 'ccjs shm, 8 B hop between processes', samples: 'processes 8 B', unit: 'µs', reference: 'Open MPI 8 B', target: '≤ 3×' },
+  { name: 'ccjs tcp, 8 B hop between processes', samples: 'tcp 8 B', unit: 'µs' },
+  { name: 'ccjs shm, 8 B hop between processes, sleeping (spinMicroseconds 0)', samples: 'sleeping shm 8 B', unit: 'µs', reference: 'tcp 8 B' },
   { name: 'Open MPI vader, 1 MiB ping-pong', samples: 'Open MPI 1 MiB', unit: 'MB/s', bytes: MiB },
   { name: 'ccjs shm, 1 MiB ping-pong between processes', samples: 'processes 1 MiB', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB', target: '≥ 0.6×' },
   { name: 'ccjs shm, 1 MiB ping-pong between processes, sendSync', samples: 'processes 1 MiB sendSync', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB', target: '≥ 0.6×' },
@@ -253,6 +262,8 @@ if (!isMainThread && workerData !== null && typeof workerData === 'object' && 'c
   const role = process.argv[2];
   if (role === 'raw-spin') process.stdout.write(`${JSON.stringify(await rawSpin())}\n`);
   else if (role === 'hops') await hopEndpoint(process.argv[3] as string, SERIES);
+  // Every wait sleeps: the doorbell's cost per hop (a FIFO between processes), beside TCP's sockets.
+  else if (role === 'sleeping-hops') await hopEndpoint(process.argv[3] as string, [{ name: '8 B', value: Float64Array.of(1.5), repeats: SLEEPING }], { spinMicroseconds: 0 });
   else if (role === 'allreduce') await allReduceEndpoint();
   else if (role === 'report') report(JSON.parse(fs.readFileSync(path.join(RESULTS, 'shm.json'), 'utf8')) as Samples, Number(process.argv[3]) || 3, []);
   else await orchestrate();

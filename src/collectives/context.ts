@@ -119,11 +119,17 @@ export class CollectiveContext {
     return received;
   }
 
-  /** MPI_Sendrecv: posts the receive, sends, then waits for the receive (spinning). */
+  /**
+   * MPI_Sendrecv: posts the receive, starts the send, and waits for the receive (spinning), then
+   * for the send. Both are under way while it spins: a large send completes only once the peer
+   * has read it, which the spin's polls carry along, where waiting for the send first would sleep.
+   */
   async sendReceive<T>(destination: number, value: unknown, source: number): Promise<T> {
     const receive = this.post(source, Delivery.Value);
-    await this.send(destination, value);
-    return receive.result<T>(true);
+    const sent = this.isend(destination, value);
+    const received = await receive.result<T>(true);
+    await sent;
+    return received;
   }
 
   /**
