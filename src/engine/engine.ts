@@ -240,23 +240,28 @@ export class Engine implements DeviceHost, CallTracker {
     return promise === RESOLVED && progressEngine.mustYield() ? nextTurn() : promise;
   }
 
-  private eagerFits(link: Link, size: number, limit = this.options.eagerLimit): boolean {
+  /**
+   * Whether a message of `size` bytes may go eagerly now. One the peer reads from our memory
+   * (`lent`) may take all the credit but the eager room (which stays for rendezvous records);
+   * others are bounded by eagerLimit and the eager room.
+   */
+  private eagerFits(link: Link, size: number, lent = false): boolean {
     const charge = size + FRAME_CHARGE;
-    return size <= limit && charge <= link.eagerRoom && link.credit - charge >= link.eagerRoom;
+    return (lent || (size <= this.options.eagerLimit && charge <= link.eagerRoom)) && link.credit - charge >= link.eagerRoom;
   }
 
   /**
    * Starts `call` eagerly or by rendezvous; false when there is no credit for either. Where the
    * device lets the peer copy a message straight from our memory (shm's single copy), a call that
    * waits for its buffers anyway (not sendAsync, which returns once the value is captured) goes
-   * eagerly up to the eager room: the peer reads it when it arrives, which spares the round trip
-   * of a rendezvous (ReadyToSend, ClearToSend), and the credit it takes still bounds the memory
-   * of unexpected messages at the receiver.
+   * eagerly whatever its size, while the credit allows: the peer reads it when it arrives, which
+   * spares the round trip of a rendezvous (ReadyToSend, ClearToSend), and the credit it takes
+   * still bounds the memory of unexpected messages at the receiver.
    */
   private start(link: Link, call: SendCall): boolean {
     const frame = call.frame;
     const lend = call.mode !== SendMode.Captured && frame.size > this.options.eagerLimit && link.device.lendsTo?.(link.peer) === true;
-    if (this.eagerFits(link, frame.size, lend ? link.eagerRoom : this.options.eagerLimit)) {
+    if (this.eagerFits(link, frame.size, lend)) {
       if (call.mode === SendMode.Synchronous) {
         call.id = this.newId();
         call.awaitingAck = true;
