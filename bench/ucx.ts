@@ -114,13 +114,21 @@ async function perftest(tls: string, test: 'tag_lat' | 'tag_bw', bytes: number, 
     const port = String(await freeLoopbackPort());
     const args = ['-t', test, '-s', String(bytes), '-n', String(repeats.trips), '-w', String(repeats.warmUp), '-p', port, ...(peerErrors ? [PEER_ERRORS.flag] : [])];
     const env = { ...process.env, UCX_TLS: tls, ...(peerErrors ? PEER_ERRORS.env : {}) };
-    const server = spawn('ucx_perftest', args, { env, stdio: 'ignore' });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const client = spawnSync('ucx_perftest', ['127.0.0.1', ...args], { env, encoding: 'utf8' });
+    // (Its stdout stays unread: a full pipe would stop it while spawnSync blocks this process.)
+    const server = spawn('ucx_perftest', args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let serverErrors = '';
+    server.stderr.on('data', (chunk: Buffer) => (serverErrors += chunk.toString()));
+    server.on('exit', (code, signal) => (serverErrors += `(exited: ${code ?? signal})\n`));
+    // The server listens once it has started, later on a loaded machine: the client tries again.
+    let client = spawnSync('ucx_perftest', ['127.0.0.1', ...args], { env, encoding: 'utf8' });
+    for (let attempt = 1; attempt < 50 && / connect\(\) failed: Connection refused/.test(`${client.stdout}${client.stderr}`); attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      client = spawnSync('ucx_perftest', ['127.0.0.1', ...args], { env, encoding: 'utf8' });
+    }
     server.kill();
     // "Final: iterations p50-latency avg-latency overall-latency avg-MB/s overall-MB/s ..."
     const final = /Final:\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)/.exec(client.stdout);
-    if (final === null) throw new Error(`ucx_perftest printed no result:\n${client.stdout}${client.stderr}`);
+    if (final === null) throw new Error(`ucx_perftest printed no result:\n${client.stdout}${client.stderr}\nits server:\n${serverErrors}`);
     samples.push(Number(final[3]));
   }
   return samples;
