@@ -2,8 +2,9 @@
  * The UCX device's parts that need no job (frames as messages, lanes), two devices of one process
  * that flood each other past what the inbox holds, and the package without UCX
  * (CCJS_NO_UCX=1 at run time acts as an install without libucx-dev): 'ucx' is a ConfigError that
- * says how to enable it, 'auto' goes on over the other devices. Jobs over UCX are in
- * devices.spec.ts (every payload and algorithm) and jobs.spec.ts (kill -9).
+ * says how to enable it, 'auto' goes on over the other devices. Large sendSync messages go eagerly
+ * while the window allows. Jobs over UCX are in devices.spec.ts (every payload and algorithm)
+ * and jobs.spec.ts (kill -9).
  */
 import { expect } from 'chai';
 import path from 'node:path';
@@ -15,7 +16,8 @@ import { ucxMissing, ucxNative } from '../transport/ucx/native.js';
 import type { UcxNative } from '../transport/ucx/native.js';
 import { UcxDevice, laneTransports } from '../transport/ucx/ucx-device.js';
 import type { DeviceHost } from '../transport/device.js';
-import { distRoot, run } from './harness.js';
+import { distRoot, run, runScenario } from './harness.js';
+import type { LentReport } from './scenarios/rings.js';
 
 function joined(parts: readonly Uint8Array[]): ArrayBuffer {
   const bytes = Buffer.concat(parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength)));
@@ -128,6 +130,21 @@ describe('two ucx devices of one process', function () {
         if (saved === undefined) delete process.env.UCX_TLS;
         else process.env.UCX_TLS = saved;
       }
+    });
+  }
+});
+
+describe('ucx jobs', function () {
+  for (const tls of ['sm', 'tcp']) {
+    it(`take sendSync messages larger than the eager limit eagerly while the window allows, and lose nothing (UCX_TLS=${tls})`, async function () {
+      if (ucxMissing() !== undefined) this.skip();
+      const bytes = 512 * 1024;
+      const results = (await runScenario(2, 1, 'lentUnexpected', { count: 12, bytes, blockMs: 300 }, { CCJS_TRANSPORT: 'ucx', UCX_TLS: tls })).results as [[LentReport], [LentReport]];
+      const [[sender], [receiver]] = results;
+      expect(sender.sent).to.equal(12);
+      // Several waited at the receiver whole (a rendezvous would have left only its announcement there), never more than its window.
+      expect(receiver.unexpectedHighWater).to.be.above(2 * bytes);
+      expect(receiver.unexpectedHighWater).to.be.at.most(receiver.receiveWindow);
     });
   }
 });

@@ -167,6 +167,15 @@ export class UcxDevice implements Device, PollingDevice {
     }
   }
 
+  /**
+   * A large message stays in our memory until UCX has moved it, and the peer's addon takes every
+   * message as it arrives (probe, then receive), matched or not: it is read from here on arrival,
+   * as shm's single copy is. (UCX's own rendezvous does the reading.)
+   */
+  lendsTo(peer: number): boolean {
+    return this.peers.has(peer);
+  }
+
   send(peer: number, frame: Frame, releasable: Releasable | undefined): boolean {
     if (!this.peers.has(peer)) throw new TransportError(`ucx device of endpoint ${this.options.rank}: no endpoint to endpoint ${peer}`);
     const bytes = messageBytes(frame);
