@@ -1,13 +1,18 @@
 /**
  * Hierarchical broadcast (Open MPI coll/han; MPJ's multi-core broadcast): the root broadcasts to
- * one leader per host (itself leading its own host), then each leader broadcasts within its host.
- * With a tree among the leaders, exactly hosts − 1 messages cross between hosts.
+ * one leader per host (itself leading its own host), then each leader broadcasts within its host;
+ * the root does both at once. With a tree among the leaders, exactly hosts − 1 messages cross
+ * between hosts.
  */
 import type { CollectiveContext } from '../context.js';
 import { levelsOf } from '../hierarchy.js';
 
 export async function broadcastHierarchical<T>(context: CollectiveContext, value: T, root: number): Promise<T> {
   const { local, localLeader, leaders, rootHost } = levelsOf(context, root);
-  const received = leaders ? await leaders.choose('broadcast').algorithm.run(leaders, value, rootHost) : value;
-  return local.choose('broadcast').algorithm.run(local, received, localLeader);
+  const acrossHosts = (from: T) => (leaders as CollectiveContext).choose('broadcast').algorithm.run(leaders as CollectiveContext, from, rootHost);
+  const withinHost = (from: T) => local.choose('broadcast').algorithm.run(local, from, localLeader);
+  // The root has the value already: it serves the other hosts' leaders and its own host at once
+  // (the two levels share no pair of members).
+  if (leaders !== undefined && context.rank === root) return (await Promise.all([acrossHosts(value), withinHost(value)]))[1];
+  return withinHost(leaders === undefined ? value : await acrossHosts(value));
 }
