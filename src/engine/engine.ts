@@ -260,8 +260,10 @@ export class Engine implements DeviceHost, CallTracker {
    */
   private start(link: Link, call: SendCall): boolean {
     const frame = call.frame;
-    const lend = call.mode !== SendMode.Captured && frame.size > this.options.eagerLimit && link.device.lendsTo?.(link.peer) === true;
-    if (this.eagerFits(link, frame.size, lend)) {
+    // sendAsync returns once its value is captured: it cannot wait for the peer to read it.
+    const mayLend = call.mode !== SendMode.Captured;
+    const lent = mayLend && frame.size > this.options.eagerLimit && link.device.lendsTo?.(link.peer) === true;
+    if (this.eagerFits(link, frame.size, lent)) {
       if (call.mode === SendMode.Synchronous) {
         call.id = this.newId();
         call.awaitingAck = true;
@@ -272,7 +274,7 @@ export class Engine implements DeviceHost, CallTracker {
       const kept = frame.size > link.device.copyLimit;
       call.awaitingRelease = kept;
       call.transmitted = true;
-      if (this.sendEager(link, frame, kept ? call : undefined, call.mode !== SendMode.Captured)) call.awaitingRelease = false;
+      if (this.sendEager(link, frame, kept ? call : undefined, mayLend)) call.awaitingRelease = false;
       call.settleIfDone();
       return true;
     }

@@ -154,12 +154,15 @@ class Link {
   }
 }
 
+/** Where POSIX shared-memory names live (shm_open's directory on Linux). */
+const SHM_DIRECTORY = '/dev/shm';
+
 /**
  * Where the doorbell of the segment `name` (a POSIX shm name, "/ccjs-...") lies: beside it in
  * /dev/shm, so that whatever removes the job's segments removes it too.
  */
 function bellPath(name: string): string {
-  return `/dev/shm${name}.bell`;
+  return `${SHM_DIRECTORY}${name}.bell`;
 }
 
 /** Our end of a peer process's doorbell; once closed it never writes again (its descriptor number may be reused). */
@@ -673,7 +676,7 @@ const SEGMENT_NAME = /^ccjs-(\d+)-[a-z0-9]+-\d+(\.bell)?$/;
 function removeStaleSegments(): void {
   let names: string[];
   try {
-    names = fs.readdirSync('/dev/shm');
+    names = fs.readdirSync(SHM_DIRECTORY);
   } catch {
     return;
   }
@@ -683,7 +686,7 @@ function removeStaleSegments(): void {
     try {
       process.kill(pid, 0);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH') fs.rmSync(`/dev/shm/${name}`, { force: true });
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') fs.rmSync(`${SHM_DIRECTORY}/${name}`, { force: true });
     }
   }
 }

@@ -9,10 +9,11 @@ import { levelsOf } from '../hierarchy.js';
 
 export async function broadcastHierarchical<T>(context: CollectiveContext, value: T, root: number): Promise<T> {
   const { local, localLeader, leaders, rootHost } = levelsOf(context, root);
-  const acrossHosts = (from: T) => (leaders as CollectiveContext).choose('broadcast').algorithm.run(leaders as CollectiveContext, from, rootHost);
   const withinHost = (from: T) => local.choose('broadcast').algorithm.run(local, from, localLeader);
+  if (leaders === undefined) return withinHost(value);
+  const acrossHosts = leaders.choose('broadcast').algorithm.run(leaders, value, rootHost);
   // The root has the value already: it serves the other hosts' leaders and its own host at once
   // (the two levels share no pair of members).
-  if (leaders !== undefined && context.rank === root) return (await Promise.all([acrossHosts(value), withinHost(value)]))[1];
-  return withinHost(leaders === undefined ? value : await acrossHosts(value));
+  if (context.rank === root) return (await Promise.all([acrossHosts, withinHost(value)]))[1];
+  return withinHost(await acrossHosts);
 }
