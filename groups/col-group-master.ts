@@ -242,6 +242,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
       jobKey: placement.jobKey,
       host: identity.id,
       hostname: identity.name,
+      machine: identity.machine,
       pid: process.pid,
       receiveWindow: config.receiveWindow,
       addresses: tcp && shm ? { tcp: tcp.address, shm: shm.address, ...(ucx ? { ucx: ucx.address } : {}), ...(heartbeatServer ? { heartbeat: heartbeatServer.address } : {}) } : {},
@@ -490,8 +491,9 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
   private startProgress(): void {
     progressEngine.setBudget(this.config.spinMicroseconds);
     const self = this.world.endpoints[this.rank] as World['endpoints'][number];
-    const onHost = this.world.endpoints.filter((endpoint) => endpoint.host === self.host).length;
-    if (onHost > os.availableParallelism()) this.liftSpinningVeto = progressEngine.forbidSpinning();
+    // Cores are the kernel's: hosts that share one (CCJS_HOST, containers) share them.
+    const onMachine = this.world.endpoints.filter((endpoint) => endpoint.machine === self.machine).length;
+    if (onMachine > os.availableParallelism()) this.liftSpinningVeto = progressEngine.forbidSpinning();
     const watchdogMs = this.config.watchdogMs;
     if (watchdogMs === undefined) return;
     this.watchdog = setInterval(() => {
@@ -601,16 +603,20 @@ function deviceRules(config: Config): DeviceRules {
   return { threads: everywhere, host: everywhere, network: everywhere, ...config.devices };
 }
 
-/** Host identity: CCJS_HOST, else the host name and the kernel's boot id (containers may share a name). */
-function hostIdentity(config: Config): { id: string; name: string } {
-  if (config.host !== undefined) return { id: config.host, name: config.host };
+/**
+ * Host identity: CCJS_HOST, else the host name and the kernel's boot id (containers may share a
+ * name); and the machine (the kernel), whose cores the endpoints of every host on it share.
+ */
+function hostIdentity(config: Config): { id: string; name: string; machine: string } {
   let bootId = '';
   try {
     bootId = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
   } catch {
     // Not Linux: the host name alone.
   }
-  return { id: `${os.hostname()}/${bootId}`, name: os.hostname() };
+  const named = `${os.hostname()}/${bootId}`;
+  const machine = bootId === '' ? named : bootId;
+  return config.host === undefined ? { id: named, name: os.hostname(), machine } : { id: config.host, name: config.host, machine };
 }
 
 function place(options: MasterOptions, config: Config): Placement {

@@ -22,6 +22,7 @@ export interface Hello {
   readonly jobKey: string;
   readonly host: string;
   readonly hostname: string;
+  readonly machine: string;
   readonly pid: number;
   readonly receiveWindow: number;
   readonly addresses: Record<string, unknown>;

@@ -175,8 +175,8 @@ export class Coordinator {
       return -1;
     }
     this.channels.set(rank, channel);
-    const { processRank, threadRank, host, hostname, pid, receiveWindow, addresses } = message;
-    this.endpoints[rank] = { rank, processRank, threadRank, host, hostname, pid, receiveWindow, addresses };
+    const { processRank, threadRank, host, hostname, machine, pid, receiveWindow, addresses } = message;
+    this.endpoints[rank] = { rank, processRank, threadRank, host, hostname, machine, pid, receiveWindow, addresses };
     if (this.channels.size === this.size) {
       this.broadcast({ type: 'world', jobId: this.jobId, processCount: this.processCount, threadCount: this.threadCount, endpoints: this.endpoints as EndpointInfo[] });
     }

@@ -49,7 +49,7 @@ describe('the device table', function () {
     jobId: 'x',
     processCount: 3,
     threadCount: 2,
-    endpoints: [0, 0, 1, 1, 2, 2].map((processRank, rank) => ({ rank, processRank, threadRank: rank % 2, host: processRank < 2 ? 'a' : 'b', hostname: processRank < 2 ? 'a' : 'b', pid: 1, receiveWindow: 1, addresses: {} })),
+    endpoints: [0, 0, 1, 1, 2, 2].map((processRank, rank) => ({ rank, processRank, threadRank: rank % 2, host: processRank < 2 ? 'a' : 'b', hostname: processRank < 2 ? 'a' : 'b', machine: 'm', pid: 1, receiveWindow: 1, addresses: {} })),
   };
   const missing = (...devices: string[]): Unavailable => (device) => (devices.includes(device) ? { reason: 'not built', loud: device === 'shm' } : undefined);
   const devicesOf = (rules: DeviceRules, unavailable: Unavailable = missing()) => chooseDevices(world, 0, rules, unavailable).map((choice) => `${choice.relation}:${choice.device}${choice.note ? '*' : ''}`);

@@ -73,7 +73,7 @@ class Fuzzer {
    */
   misshapen(surelyBad = false): Record<string, unknown> {
     const templates: Record<string, unknown>[] = [
-      { type: 'hello', processRank: 2, processCount: 4, threadRank: 0, threadCount: 1, jobKey: '', host: 'h', hostname: 'h', pid: 1, receiveWindow: 1024, addresses: {} },
+      { type: 'hello', processRank: 2, processCount: 4, threadRank: 0, threadCount: 1, jobKey: '', host: 'h', hostname: 'h', machine: 'h', pid: 1, receiveWindow: 1024, addresses: {} },
       { type: 'join', group: 'guarded', localId: 0, order: 0, key: [] },
       { type: 'get', group: 'guarded', size: 4, timeoutMs: 100 },
       { type: 'abort', endpointRank: 2, message: 'injected' },
@@ -117,7 +117,7 @@ function controlCase(fuzz: Fuzzer): Case {
     }
     default: {
       // A valid hello for a rank that is taken: refused, and the job goes on.
-      const hello = { type: 'hello', processRank: fuzz.int(4), processCount: 4, threadRank: 0, threadCount: 1, jobKey: '', host: 'h', hostname: 'h', pid: 1, receiveWindow: 1024, addresses: {} };
+      const hello = { type: 'hello', processRank: fuzz.int(4), processCount: 4, threadRank: 0, threadCount: 1, jobKey: '', host: 'h', hostname: 'h', machine: 'h', pid: 1, receiveWindow: 1024, addresses: {} };
       return { authenticate, payload: controlFrame(hello) };
     }
   }
@@ -235,7 +235,7 @@ describe('a coordinator fuzzed by an admitted endpoint', function () {
             received[rank]?.push(decode(chunk.subarray(offset + 4, offset + 4 + chunk.readUInt32LE(offset))) as Record<string, unknown>);
           }
         });
-        socket.write(controlFrame({ type: 'hello', processRank: rank, processCount: 2, threadRank: 0, threadCount: 1, jobKey: 'job', host: 'h', hostname: 'h', pid: 1, receiveWindow: 1024, addresses: {} }));
+        socket.write(controlFrame({ type: 'hello', processRank: rank, processCount: 2, threadRank: 0, threadCount: 1, jobKey: 'job', host: 'h', hostname: 'h', machine: 'h', pid: 1, receiveWindow: 1024, addresses: {} }));
         return socket;
       }));
       const [first, second] = endpoints as [net.Socket, net.Socket];

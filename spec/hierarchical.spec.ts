@@ -6,6 +6,7 @@
  * In CI: 4 layouts of processes over hosts (uneven, interleaved, one per host, one host), each
  * with a few member counts. CCJS_FULL_HIER=1 runs every member count 1..9 on every layout.
  */
+import os from 'node:os';
 import { expect } from 'chai';
 import { runScenario } from './harness.js';
 
@@ -73,5 +74,16 @@ describe('hierarchical collectives over several hosts', function () {
     const oneHost = await runScenario(4, 1, 'defaultChoice', hostsOf(['a', 'a', 'a', 'a']), { CCJS_TRACE: '1' });
     expect(oneHost.results).to.deep.equal([6, 6, 6, 6]);
     expect(oneHost.stdout + oneHost.stderr).to.match(/: broadcast\(root 0\) \S+, /).and.not.to.match(/hierarchical/);
+  });
+
+  it('spinning is off where the hosts on one kernel (CCJS_HOST, containers) together run more endpoints than it has cores', async function () {
+    const cores = os.availableParallelism();
+    if (cores < 2 || cores > 8) this.skip(); // pairs of endpoints per host, and a job of at most 10 processes
+    // Two endpoints per host (shared memory between them, a polling device) and cores + 1 or + 2 in all.
+    const hosts = Array.from({ length: 2 * Math.ceil((cores + 1) / 2) }, (_, process) => `h${Math.floor(process / 2)}`);
+    const crowded = await runScenario(hosts.length, 1, 'spinning', hostsOf(hosts));
+    expect(crowded.results).to.deep.equal(hosts.map(() => false));
+    const roomy = await runScenario(2, 1, 'spinning', hostsOf(['h0', 'h0']));
+    expect(roomy.results).to.deep.equal([true, true]);
   });
 });

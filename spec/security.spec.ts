@@ -55,7 +55,7 @@ describe('authentication', function () {
 
         // No secret: the attack, a hello claiming process 2, sent as the first bytes.
         const stranger = await probe(port);
-        stranger.socket.write(controlFrame({ type: 'hello', processRank: 2, processCount: 4, threadRank: 0, threadCount: 1, jobKey: JOB_KEY, host: 'x', hostname: 'x', pid: 1, receiveWindow: 1, addresses: {} }));
+        stranger.socket.write(controlFrame({ type: 'hello', processRank: 2, processCount: 4, threadRank: 0, threadCount: 1, jobKey: JOB_KEY, host: 'x', hostname: 'x', machine: 'x', pid: 1, receiveWindow: 1, addresses: {} }));
         expect(await closesWithin(stranger.closed, 2000)).to.equal(true);
 
         // A wrong secret fails the proof.

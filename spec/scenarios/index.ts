@@ -10,6 +10,7 @@ import { flood } from './floods.js';
 import { COLLECTIVE_CHECKS } from '../collective-checks.js';
 import { MAX_MEMBERS } from '../exercise.js';
 import { spread } from './members.js';
+import { progressEngine } from '../../src/engine/progress.js';
 
 export type Scenario = (master: ColGroupMaster, args: Record<string, unknown>) => Promise<unknown>;
 
@@ -55,6 +56,8 @@ export const scenarios: Record<string, Scenario> = {
   flood: (master, args) => runHere(master, onePerEndpoint(master), name('flood'), flood(master, Number(args['count']), Number(args['bytes']), Number(args['sleepMs']))),
   /** This endpoint's device table. */
   devices: async (master) => master.describe(),
+  /** Whether a waiting call of this endpoint may spin. */
+  spinning: async () => progressEngine.spinning,
   /** A task farm over ANY_SOURCE/ANY_TAG with probe. */
   farm: (master, args) => runHere(master, Array.from({ length: master.size }, () => Number(args['perEndpoint'] ?? 1)), name('farm'), taskFarm(Number(args['tasks'] ?? 200))),
 };

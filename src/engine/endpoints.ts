@@ -17,6 +17,11 @@ export interface EndpointInfo {
   readonly host: string;
   /** The host's name, for people. */
   readonly hostname: string;
+  /**
+   * The kernel the endpoint runs on (its boot id): endpoints on one share its cores, even where
+   * they are different hosts by `host` (CCJS_HOST, containers, network namespaces).
+   */
+  readonly machine: string;
   readonly pid: number;
   /** Bytes of unmatched messages this endpoint lets each peer leave with it. */
   readonly receiveWindow: number;
