@@ -23,10 +23,13 @@ import type { SelectionTable } from './selection.js';
 const ACROSS_HOSTS = { minHosts: 2, minPerHost: 2, algorithm: 'hierarchical' } as const;
 
 /**
- * Between one member per host (a hierarchical allReduce's leaders, or a group spread so) the
- * binomial tree, which crosses the network least: the one-host rules would pick exchanges there
- * (bde-blocking for 2 members, Rabenseifner for 3 at 1 MiB) that send 4 and 6 messages between
- * hosts where it sends 2 and 4, and that ran slower than it over 2 and 3 hosts (bench/hosts.ts).
+ * Between three or more members one per host (a hierarchical allReduce's leaders, or a group
+ * spread so) the binomial tree, which crosses the network least: the one-host rules would pick
+ * exchanges there (Rabenseifner at 1 MiB) that send 6 messages between 3 hosts where it sends 4.
+ * Two members exchange (the rule before this one): one message each way, as the tree's two, in
+ * one step instead of its two. Over 2 namespace hosts that exchange took 0.6 times as long as the
+ * tree at 8 B and 0.6-0.9 times at 1 MiB, both flat and as the leaders' level (bench/hosts.ts's
+ * jobs, spinning off on the shared cores).
  */
 const ONE_PER_HOST_ALLREDUCE = { minHosts: 2, maxPerHost: 1, algorithm: 'binomial' } as const;
 
@@ -34,7 +37,7 @@ export const DEFAULT_TABLE: SelectionTable = {
   barrier: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'hypercube' }, { algorithm: 'dissemination' }],
   broadcast: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'binomial' }, { maxMembers: 4, algorithm: 'four-ary' }, { algorithm: 'binomial' }],
   reduce: [ACROSS_HOSTS, { maxMembers: 3, algorithm: 'mst' }, { maxMembers: 4, maxBytes: 8192, algorithm: 'flat-blocking' }, { algorithm: 'binomial' }],
-  allReduce: [ACROSS_HOSTS, ONE_PER_HOST_ALLREDUCE, { maxMembers: 2, algorithm: 'bde-blocking' }, { maxBytes: 32768, algorithm: 'bde-nonblocking' }, { algorithm: 'rabenseifner' }],
+  allReduce: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'bde-blocking' }, ONE_PER_HOST_ALLREDUCE, { maxBytes: 32768, algorithm: 'bde-nonblocking' }, { algorithm: 'rabenseifner' }],
   scatter: [ACROSS_HOSTS, { maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'binomial' }],
   gather: [ACROSS_HOSTS, { maxMembers: 4, algorithm: 'flat-nonblocking-1' }, { algorithm: 'binomial' }],
   allGather: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'bucket-nonblocking' }, { algorithm: 'recursive-doubling' }],
