@@ -9,6 +9,7 @@
  */
 import type { Frame } from '../src/engine/frame.js';
 import { TransportError } from '../src/errors.js';
+import { BUILT_IN_FORMATS } from '../src/serialization/message.js';
 import { TYPED_ARRAY_CODES, typeCodeOf, typedArrayOver, viewBytes } from '../src/serialization/typed-arrays.js';
 import type { BinaryValue, TypedArrayView } from '../src/serialization/typed-arrays.js';
 import { freshBytes } from './stream.js';
@@ -108,12 +109,22 @@ export class MemoryFrames {
     return total;
   }
 
-  /** A copy of the body at `position`: as its own typed-array type when the frame is one small typed array. */
+  /**
+   * A copy of the body at `position`: as its own typed-array type when the frame is one small
+   * typed array. A small message of a built-in serializer goes into Node's shared Buffer pool
+   * instead of a slice on V8's heap: its decoder asks the bytes for their buffer, which would move
+   * a slice off the heap first (~0.15 µs a message), and it keeps none of them.
+   */
   private body(format: number, count: number, position: number, length: number): BinaryValue {
     if (count === 1 && format < TYPED_ARRAY_CODES && length <= SLICE_BYTES) {
       const view = this.view(format);
       const size = view.BYTES_PER_ELEMENT;
       if (position % size === 0 && length % size === 0) return view.slice(position / size, (position + length) / size) as BinaryValue;
+    }
+    if (length <= SLICE_BYTES && count === 1 && BUILT_IN_FORMATS.has(format)) {
+      const pooled = Buffer.allocUnsafe(length);
+      pooled.set(this.bytes.subarray(position, position + length));
+      return pooled;
     }
     if (length <= SLICE_BYTES) return this.bytes.slice(position, position + length);
     const copy = freshBytes(length);

@@ -22,13 +22,24 @@ export interface EncodedMessage {
 const serializerNames = new Map<number, string>();
 const formats = new WeakMap<Serializer, number>();
 
+/** The format of messages of the serializer named `name`. */
+function formatOfName(name: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i += 1) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193);
+  return (SERIALIZED | (hash >>> 1)) >>> 0;
+}
+
+/**
+ * The built-in serializers' formats (msgpack, v8). Their decoders copy every binary value they
+ * return, so a received body of theirs may lie in memory shared with other buffers (Node's pool).
+ */
+export const BUILT_IN_FORMATS: ReadonlySet<number> = new Set(['msgpack', 'v8'].map(formatOfName));
+
 /** The format of messages `serializer` encodes. */
 export function serializedFormat(serializer: Serializer): number {
   let format = formats.get(serializer);
   if (format === undefined) {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < serializer.name.length; i += 1) hash = Math.imul(hash ^ serializer.name.charCodeAt(i), 0x01000193);
-    format = (SERIALIZED | (hash >>> 1)) >>> 0;
+    format = formatOfName(serializer.name);
     formats.set(serializer, format);
     serializerNames.set(format, serializer.name);
   }
