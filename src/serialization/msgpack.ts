@@ -282,7 +282,7 @@ export class MsgpackSerializer implements Serializer {
       const graph = state.encoderAt(0).encode(value);
       return state.collected.length === 0 ? graph : [graph, ...state.collected];
     } finally {
-      state.collected.length = 0;
+      if (state.collected.length > 0) state.collected.length = 0;
       this.spareState = state;
     }
   }
