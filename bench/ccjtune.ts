@@ -6,8 +6,10 @@
  * most MAX_RULES rules), checks the table and writes it under "collectives" into the config
  * file, keeping the file's other keys. The built-in table's choice is a candidate of every
  * region and stays wherever no algorithm beats it by MARGIN: tuning never keeps a rule that the
- * built-in choice beats in the rule's own measurements. Prints what it chose and how it
- * compares with the built-in table in each region.
+ * built-in choice beats in the rule's own measurements. A hierarchical variant is the exception:
+ * its two levels must pay for themselves, so it wins only where it beats every flat algorithm by
+ * MARGIN, even where the built-in table picks it (issue 10: faster, or not selected there).
+ * Prints what it chose and how it compares with the built-in table in each region.
  *
  * Jobs on this machine tune the rules for groups on one host. With --hosts (and --launch-agent)
  * the job runs over those hosts, hierarchical variants included, and tunes the rules for groups
@@ -28,12 +30,13 @@ import type { SelectionRule, SelectionTable } from '../src/collectives/selection
 import { SUITE_FLAGS, UsageError, isEntryPoint, planFrom, readFlags, runSuite, withUsage } from './ccjbench.js';
 import type { Measurement, PrimitivePlan, SuitePlan } from './ccjbench.js';
 import { formatBytes } from './units.js';
+import { stats } from './hopping.js';
 
 /** At most this many rules per collective (the built-in choice counting as one), like the tables of Taboada et al. 2010. */
 const MAX_RULES = 4;
 /** Extra rules must cut the mean slowdown per cell (a log ratio) by more than this: less is measurement noise. */
 const TOLERANCE = 0.03;
-/** The log slowdown charged for an algorithm that was not measured at a point. */
+/** The log slowdown charged for an algorithm that was not measured at a point (or is out of the running there). */
 const MISSING_PENALTY = 10;
 /**
  * A tuned rule is kept only if, in its cells, the built-in choice is nowhere faster and takes at
@@ -46,36 +49,84 @@ export const BUILT_IN = '(built-in)';
 
 /** One (member count, size) cell: each algorithm's time, and the built-in table's choice. */
 interface Cell {
+  readonly collective: CollectiveName;
   readonly members: number;
   readonly selectionBytes: number;
   readonly times: ReadonlyMap<string, number>;
+  /** Each algorithm's time in every run that measured the cell, in run order (times: their medians). */
+  readonly runs: ReadonlyMap<string, readonly number[]>;
   readonly builtIn: string;
+  /** Members on the most populated host (all of them, on one host). */
+  readonly perHost: number;
 }
 
+/**
+ * The measurements' cells. An algorithm measured in several runs of a cell (bench/hosts.ts's
+ * tuning rounds) takes the median of their best-of-repetitions times: the least of several noisy
+ * minima is biased low, most for the noisiest algorithm.
+ */
 function cellsOf(collective: CollectiveName, measurements: readonly Measurement[]): Cell[] {
   const builtIn = new Selector(undefined, {}, undefined);
-  const cells = new Map<string, Cell & { times: Map<string, number> }>();
+  const cells = new Map<string, Omit<Cell, 'times' | 'runs'> & { runs: Map<string, number[]> }>();
   for (const m of measurements) {
     const key = `${m.members}/${m.bytes}`;
     const layout = m.layout === undefined ? {} : { layout: m.layout };
     const choice = () => builtIn.select(collective, { bytes: m.selectionBytes, members: m.members, commutative: true, requested: undefined, ...layout }).name;
-    const cell = cells.get(key) ?? { members: m.members, selectionBytes: m.selectionBytes, times: new Map<string, number>(), builtIn: choice() };
-    cell.times.set(m.algorithm, Math.min(m.microseconds, cell.times.get(m.algorithm) ?? Infinity));
+    const cell = cells.get(key) ?? { collective, members: m.members, selectionBytes: m.selectionBytes, runs: new Map<string, number[]>(), builtIn: choice(), perHost: m.layout?.perHost ?? m.members };
+    const runs = cell.runs.get(m.algorithm);
+    if (runs === undefined) cell.runs.set(m.algorithm, [m.microseconds]);
+    else runs.push(m.microseconds);
     cells.set(key, cell);
   }
-  return [...cells.values()];
+  return [...cells.values()].map((cell) => ({ ...cell, times: new Map([...cell.runs].map(([algorithm, times]) => [algorithm, stats(times).median])) }));
 }
 
 /** A cell's time for `algorithm` (for BUILT_IN, the built-in choice's), if measured. */
 const timeOf = (cell: Cell, algorithm: string) => cell.times.get(algorithm === BUILT_IN ? cell.builtIn : algorithm);
 
+const isHierarchical = (primitive: string, algorithm: string) => (COLLECTIVES as string[]).includes(primitive) && ALGORITHMS[primitive as CollectiveName][algorithm]?.hierarchical === true;
+
+/** Whether `algorithm` (or the built-in choice) runs `cell`'s collective in two levels, hosts and leaders. */
+const runsHierarchical = (cell: Cell, algorithm: string) => isHierarchical(cell.collective, algorithm === BUILT_IN ? cell.builtIn : algorithm);
+
+/** One-sided sign test: is `count` of `trials` fair coin tosses coming up one way unlikely (p < 5%)? */
+export function significant(count: number, trials: number): boolean {
+  let ways = 0;
+  let choose = 1;
+  for (let k = 0; k <= trials; k += 1) {
+    if (k >= count) ways += choose;
+    choose = (choose * (trials - k)) / (k + 1);
+  }
+  return ways / 2 ** trials < 0.05;
+}
+
+/** From this many runs of a cell on, a hierarchical variant must also win a significant majority of them (paired by run) against each flat algorithm. */
+const PAIRED_RUNS = 5;
+
+/**
+ * Whether `hierarchical` beats `flat` in `cell` clearly: by MARGIN over the median, and, measured
+ * in several runs, in significantly more of them than not (a sign test, as bench/hosts.ts judges).
+ */
+function beatsClearly(cell: Cell, hierarchical: string, flat: string): boolean {
+  const [mine, theirs] = [cell.runs.get(hierarchical), cell.runs.get(flat)];
+  if (mine === undefined || theirs === undefined) return true;
+  if ((cell.times.get(flat) as number) < (cell.times.get(hierarchical) as number) * (1 + MARGIN)) return false;
+  if (theirs.length !== mine.length || mine.length < PAIRED_RUNS) return true;
+  return significant(mine.filter((run, index) => run < (theirs[index] as number)).length, mine.length);
+}
+
+/** Whether the hierarchical variant `algorithm` beats every flat algorithm measured in `cell` clearly. */
+const beatsFlatClearly = (cell: Cell, algorithm: string) => [...cell.runs.keys()].every((other) => isHierarchical(cell.collective, other) || beatsClearly(cell, algorithm, other));
+
 /**
  * How much slower than the cell's winner `algorithm` is, as a log ratio (0 for the winner). The
- * built-in choice is credited with the margin, so that another algorithm must beat it clearly.
+ * built-in choice is credited with the margin, so that another algorithm must beat it clearly. A
+ * hierarchical variant's two levels must pay for themselves: where it does not beat every flat
+ * algorithm clearly, it is out of the running, as an algorithm that was not measured is.
  */
 function slowdown(cell: Cell, algorithm: string): number {
   const time = timeOf(cell, algorithm);
-  if (time === undefined) return MISSING_PENALTY;
+  if (time === undefined || (runsHierarchical(cell, algorithm) && !beatsFlatClearly(cell, algorithm === BUILT_IN ? cell.builtIn : algorithm))) return MISSING_PENALTY;
   const credit = algorithm === BUILT_IN ? Math.log(1 + MARGIN) : 0;
   return Math.log(Math.max(time, 1e-9) / Math.max(Math.min(...cell.times.values()), 1e-9)) - credit;
 }
@@ -207,15 +258,23 @@ const builtInRatios = (algorithm: string, cells: readonly Cell[]) =>
     return mine === undefined || builtIn === undefined ? [] : [builtIn / mine];
   });
 
+/** Whether `ratios` (one time over another, per cell) say the second is clearly faster: nowhere slower, and 1 + MARGIN times as fast over them. */
+const clearlyFaster = (ratios: readonly number[]) => ratios.every((ratio) => ratio >= 1) && geometricMean(ratios) >= 1 + MARGIN;
+
 /**
- * Whether a tuned rule earns its place: the built-in choice nowhere faster in its cells, and at
- * least 1 + MARGIN times as long over them. Where the built-in choice was not measured (an
- * --algorithms list without it) there is nothing to compare with, and the measured winner stays.
+ * Whether a tuned rule earns its place: in its cells where the built-in choice is flat, that
+ * choice nowhere faster and at least 1 + MARGIN times as long over them; in those where it is
+ * hierarchical, that variant not clearly faster than the rule's algorithm in every one (it must
+ * pay for itself, see slowdown). Where the built-in choice was not measured (an --algorithms list
+ * without it) there is nothing to compare with, and the measured winner stays.
  */
 function beatsBuiltIn(region: Region): boolean {
-  if (region.rule.algorithm === BUILT_IN || region.cells.length === 0) return false;
-  const ratios = builtInRatios(region.rule.algorithm, region.cells);
-  return ratios.length === 0 || (ratios.every((ratio) => ratio >= 1) && geometricMean(ratios) >= 1 + MARGIN);
+  const { algorithm } = region.rule;
+  if (algorithm === BUILT_IN || region.cells.every((cell) => cell.builtIn === algorithm)) return false;
+  const overHierarchical = region.cells.filter((cell) => runsHierarchical(cell, BUILT_IN));
+  const flatRatios = builtInRatios(algorithm, region.cells.filter((cell) => !runsHierarchical(cell, BUILT_IN)));
+  const hierarchicalWins = overHierarchical.length > 0 && overHierarchical.every((cell) => beatsClearly(cell, cell.builtIn, algorithm));
+  return (flatRatios.length === 0 || clearlyFaster(flatRatios)) && !hierarchicalWins;
 }
 
 /** Whether an upper bound (undefined: none) is no higher than another. */
@@ -291,18 +350,29 @@ const inScope = (scope: Scope, rule: SelectionRule) => keysOnTopology(rule) === 
 /** The built-in table's rules of one scope. */
 const builtInRules = (collective: CollectiveName, scope: Scope) => (DEFAULT_TABLE[collective] ?? []).filter((rule) => inScope(scope, rule));
 
-/** Rules tuned over hosts apply to every group that spans several. */
-const ACROSS_HOSTS = { minHosts: 2 } as const;
+/** Whether the region's jobs had several members on a host: what it says is not about groups of one member per host. */
+const severalPerHost = (region: Region) => region.cells.every((cell) => cell.perHost >= 2);
+
+/**
+ * Rules tuned over hosts apply to every group that spans several; if measured only with several
+ * members per host, not to groups of one member per host (a hierarchical call's leaders among them).
+ */
+const acrossHosts = (region: Region) => (severalPerHost(region) ? { minHosts: 2, minPerHost: 2 } : { minHosts: 2 });
+
+/** Built-in rules for groups of one member per host. */
+const onePerHost = (rule: SelectionRule) => rule.maxPerHost !== undefined && rule.maxPerHost < 2;
 
 /**
  * The rules a region stands for: its own, or the built-in table's (of the scope) within its bounds
  * (built-in rules the earlier regions leave unreachable left out, and none after one that takes all).
+ * Built-in rules for one member per host that the region's jobs did not measure stay whole (rulesOf).
  */
 function rulesOfRegion(collective: CollectiveName, region: Region, scope: Scope): SelectionRule[] {
-  if (region.rule.algorithm !== BUILT_IN) return [scope === 'hosts' ? { ...ACROSS_HOSTS, ...region.rule } : region.rule];
+  if (region.rule.algorithm !== BUILT_IN) return [scope === 'hosts' ? { ...acrossHosts(region), ...region.rule } : region.rule];
   const { maxBytes, maxMembers } = region.rule;
   const rules: SelectionRule[] = [];
   for (const builtIn of builtInRules(collective, scope)) {
+    if (onePerHost(builtIn) && severalPerHost(region)) continue;
     const bytes = builtIn.maxBytes === undefined ? maxBytes : Math.min(builtIn.maxBytes, maxBytes ?? Infinity);
     const members = builtIn.maxMembers === undefined ? maxMembers : Math.min(builtIn.maxMembers, maxMembers ?? Infinity);
     const unreachable = (members !== undefined && region.membersAbove !== undefined && members <= region.membersAbove) || (bytes !== undefined && region.bytesAbove !== undefined && bytes <= region.bytesAbove);
@@ -313,8 +383,6 @@ function rulesOfRegion(collective: CollectiveName, region: Region, scope: Scope)
   return rules;
 }
 
-const isHierarchical = (primitive: string, algorithm: string) => (COLLECTIVES as string[]).includes(primitive) && ALGORITHMS[primitive as CollectiveName][algorithm]?.hierarchical === true;
-
 /**
  * The rules to write for a collective, or undefined where the built-in table stays throughout.
  * `kept` are the rules of the other scope (default: the built-in table's): rules over hosts come
@@ -323,7 +391,8 @@ const isHierarchical = (primitive: string, algorithm: string) => (COLLECTIVES as
 export function rulesOf(collective: CollectiveName, regions: readonly Region[], scope: Scope = 'one host', kept: readonly SelectionRule[] = builtInRules(collective, scope === 'hosts' ? 'one host' : 'hosts')): SelectionRule[] | undefined {
   if (regions.every((region) => region.rule.algorithm === BUILT_IN)) return undefined;
   const tuned = regions.flatMap((region) => rulesOfRegion(collective, region, scope));
-  return scope === 'hosts' ? [...tuned, ...kept] : [...kept, ...tuned];
+  const unmeasured = scope === 'hosts' && regions.some(severalPerHost) ? builtInRules(collective, scope).filter(onePerHost) : [];
+  return scope === 'hosts' ? [...tuned, ...unmeasured, ...kept] : [...kept, ...tuned];
 }
 
 /** Every collective measured, with its regions. */

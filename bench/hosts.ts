@@ -22,7 +22,7 @@ import type { CollectiveName } from '../src/collectives/algorithms.js';
 import { Hosts, INTERFACE } from './netns.js';
 import { planFrom, runSuite } from './ccjbench.js';
 import type { Measurement } from './ccjbench.js';
-import { deriveRegions, rulesOf } from './ccjtune.js';
+import { deriveRegions, rulesOf, significant } from './ccjtune.js';
 import { stats } from './hopping.js';
 import { barChart } from './svg.js';
 import type { Bar } from './svg.js';
@@ -126,17 +126,6 @@ try {
   }
 } finally {
   hosts.remove();
-}
-
-/** One-sided sign test: is `count` of `trials` fair coin tosses coming up one way unlikely (p < 5%)? */
-function significant(count: number, trials: number): boolean {
-  let ways = 0;
-  let choose = 1;
-  for (let k = 0; k <= trials; k += 1) {
-    if (k >= count) ways += choose;
-    choose = (choose * (trials - k)) / (k + 1);
-  }
-  return ways / 2 ** trials < 0.05;
 }
 
 const roundsWhere = (keep: (round: number) => boolean) => (samples: readonly number[]) => samples.filter((_, index) => keep(index + 1));

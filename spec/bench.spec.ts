@@ -15,6 +15,8 @@ import { barChart, lineChart } from '../bench/svg.js';
 import { loadWarning } from '../bench/progress.js';
 import { closeAll, createMasters, packageRoot, run } from './harness.js';
 
+const MiB = 1024 * 1024;
+
 const ccjbench = path.join(packageRoot, 'bin', 'ccjbench.js');
 const ccjtune = path.join(packageRoot, 'bin', 'ccjtune.js');
 
@@ -232,6 +234,52 @@ describe('benchmarks and tuning', function () {
       ]);
       expect(checkTable({ broadcast: rules }, 'the tuned table')).to.deep.equal({ broadcast: rules });
       expectEveryRuleBeatsBuiltIn('broadcast', rules, measurements);
+    });
+  });
+
+  describe('ccjtune over hosts', function () {
+    /** allReduce on 3 hosts × 2 members, at 8 B and 1 MiB: µs per algorithm at each size. */
+    function overHosts(times: Record<number, Record<string, number>>): Measurement[] {
+      return Object.entries(times).flatMap(([bytes, byAlgorithm]) =>
+        Object.entries(byAlgorithm).map(([algorithm, microseconds]) => ({ primitive: 'allReduce' as const, algorithm, payload: 'typed' as const, members: 6, bytes: Number(bytes), selectionBytes: Number(bytes), microseconds, repetitions: 3, layout: { hosts: 3, perHost: 2 } })),
+      );
+    }
+    const select = (rules: readonly SelectionRule[] | undefined, bytes: number, layout: { hosts: number; perHost: number }) =>
+      new Selector(rules === undefined ? undefined : { allReduce: rules }, {}, undefined).select('allReduce', { bytes, members: layout.hosts * layout.perHost, commutative: true, requested: undefined, layout }).name;
+
+    it(`selects the hierarchical variant only where it beats every flat algorithm by ${100 * MARGIN}%`, function () {
+      // At 1 MiB the hierarchical variant (the built-in choice) is 1% faster than the binomial tree: within the noise.
+      const rules = rulesOf('allReduce', deriveRegions('allReduce', overHosts({ 8: { hierarchical: 100, binomial: 130, rabenseifner: 140 }, [MiB]: { hierarchical: 990, binomial: 1000, rabenseifner: 1200 } })), 'hosts');
+      expect(rules).to.deep.equal([
+        { minHosts: 2, minPerHost: 2, algorithm: 'hierarchical', maxBytes: 2048 },
+        { minHosts: 2, minPerHost: 2, algorithm: 'binomial' },
+        { minHosts: 3, maxPerHost: 1, algorithm: 'binomial' },
+        { maxMembers: 2, algorithm: 'bde-blocking' },
+        { maxBytes: 32768, algorithm: 'bde-nonblocking' },
+        { algorithm: 'rabenseifner' },
+      ]);
+      const threeByTwo = { hosts: 3, perHost: 2 };
+      expect([select(rules, 8, threeByTwo), select(rules, MiB, threeByTwo)]).to.deep.equal(['hierarchical', 'binomial']);
+      // Groups of one member per host (a hierarchical call's leaders) were not measured: they keep the built-in choice.
+      for (const leaders of [{ hosts: 2, perHost: 1 }, { hosts: 3, perHost: 1 }]) {
+        expect(select(rules, MiB, leaders), `${leaders.hosts} leaders`).to.equal(select(undefined, MiB, leaders));
+      }
+    });
+
+    it('measured in several runs, keeps the hierarchical variant only where it wins significantly more of them (paired by run)', function () {
+      // Six runs of 1 MiB, the machine slow in the last three; the tree's median is 1100 µs.
+      const tree = [600, 600, 600, 1100, 1100, 1100];
+      const runs = (hierarchical: readonly number[]) => hierarchical.flatMap((time, run) => overHosts({ 8: { hierarchical: 100, binomial: 130 }, [MiB]: { hierarchical: time, binomial: tree[run] as number } }));
+      const choice = (hierarchical: readonly number[]) => select(rulesOf('allReduce', deriveRegions('allReduce', runs(hierarchical)), 'hosts'), MiB, { hosts: 3, perHost: 2 });
+      // Faster in every run.
+      expect(choice([500, 500, 500, 1000, 1000, 1000])).to.equal('hierarchical');
+      // A median 18% below the tree's, but faster in only three runs of six.
+      expect(choice([700, 700, 700, 900, 900, 900])).to.equal('binomial');
+    });
+
+    it('writes no rule where the hierarchical variant wins clearly at every size', function () {
+      const regions = deriveRegions('allReduce', overHosts({ 8: { hierarchical: 100, binomial: 130, rabenseifner: 140 }, [MiB]: { hierarchical: 900, binomial: 1000, rabenseifner: 1200 } }));
+      expect(rulesOf('allReduce', regions, 'hosts')).to.equal(undefined);
     });
   });
 
