@@ -98,34 +98,47 @@ function aspSeconds(launch: readonly string[], transport: string): number {
 const PING = 0;
 const PONG = 16;
 
-function rawSpinPeer(buffer: SharedArrayBuffer, count: number): void {
+/**
+ * Spins until `words[index]` holds `sequence`, then hands the value over as a receive() does,
+ * through a promise: with `promised`, the raw ping-pong costs what any receive that returns a
+ * promise must cost at least (the floor of ccjs's hop between threads).
+ */
+function spinReceive(words: Int32Array, index: number, sequence: number, values: Float64Array): number {
+  while (Atomics.load(words, index) !== sequence);
+  return values[0] as number;
+}
+
+async function rawSpinPeer(buffer: SharedArrayBuffer, count: number, promised: boolean): Promise<void> {
   const words = new Int32Array(buffer);
   const values = new Float64Array(buffer, 128, 1);
   for (let sequence = 1; sequence <= count; sequence += 1) {
-    while (Atomics.load(words, PING) !== sequence);
-    values[0] = (values[0] as number) + 1;
+    const value = promised ? await Promise.resolve(spinReceive(words, PING, sequence, values)) : spinReceive(words, PING, sequence, values);
+    values[0] = value + 1;
     Atomics.store(words, PONG, sequence);
   }
 }
 
-async function rawSpin(): Promise<number[]> {
+async function rawSpin(promised: boolean): Promise<number[]> {
   const buffer = new SharedArrayBuffer(256);
   const words = new Int32Array(buffer);
   const values = new Float64Array(buffer, 128, 1);
   const count = SMALL.warmUp + SMALL.repetitions * SMALL.trips;
-  const worker = new Worker(SCRIPT, { workerData: { buffer, count } });
+  const worker = new Worker(SCRIPT, { workerData: { buffer, count, promised } });
   const samples: number[] = [];
   let sequence = 0;
-  const trip = () => {
-    sequence += 1;
-    values[0] = sequence;
-    Atomics.store(words, PING, sequence);
-    while (Atomics.load(words, PONG) !== sequence);
+  const trips = async (count: number) => {
+    for (let i = 0; i < count; i += 1) {
+      sequence += 1;
+      values[0] = sequence;
+      Atomics.store(words, PING, sequence);
+      if (promised) await Promise.resolve(spinReceive(words, PONG, sequence, values));
+      else spinReceive(words, PONG, sequence, values);
+    }
   };
-  for (let i = 0; i < SMALL.warmUp; i += 1) trip();
+  await trips(SMALL.warmUp);
   for (let repetition = 0; repetition < SMALL.repetitions; repetition += 1) {
     const start = process.hrtime.bigint();
-    for (let i = 0; i < SMALL.trips; i += 1) trip();
+    await trips(SMALL.trips);
     samples.push(Number(process.hrtime.bigint() - start) / 1000 / SMALL.trips / 2);
   }
   await new Promise((resolve) => worker.once('exit', resolve));
@@ -176,7 +189,8 @@ async function orchestrate(): Promise<void> {
   const progress = new Progress('shm', rounds * steps);
   for (let round = 1; round <= rounds; round += 1) {
     keep({ 'raw SAB spin 8 B': JSON.parse(await runScript(SCRIPT, ['raw-spin', ...flags()])) as number[] });
-    progress.tick(`round ${round}: raw SharedArrayBuffer spin`);
+    keep({ 'raw SAB spin with promises 8 B': JSON.parse(await runScript(SCRIPT, ['raw-spin', '--promised', ...flags()])) as number[] });
+    progress.tick(`round ${round}: raw SharedArrayBuffer spin, without and with a promise per receive`);
     keep(JSON.parse(await runThreads(SCRIPT, 2, ['hops', 'threads', ...flags()], 'shm')) as Samples);
     progress.tick(`round ${round}: ccjs between threads`);
     keep(JSON.parse(await runJob(SCRIPT, 2, ['hops', 'processes', ...flags()], 'shm')) as Samples);
@@ -217,7 +231,9 @@ async function orchestrate(): Promise<void> {
 
 const ROWS: Row[] = [
   { name: 'raw SAB spin, 8 B hop between threads', samples: 'raw SAB spin 8 B', unit: 'µs' },
+  { name: 'raw SAB spin, a promise per receive (the floor of a receive that returns a promise)', samples: 'raw SAB spin with promises 8 B', unit: 'µs', reference: 'raw SAB spin 8 B' },
   { name: 'ccjs shm, 8 B hop between threads', samples: 'threads 8 B', unit: 'µs', reference: 'raw SAB spin 8 B', target: '≤ 2×' },
+  { name: 'ccjs shm, 8 B hop between threads, against that floor', samples: 'threads 8 B', unit: 'µs', reference: 'raw SAB spin with promises 8 B' },
   { name: 'Open MPI vader, 8 B hop', samples: 'Open MPI 8 B', unit: 'µs' },
   { name: 'ccjs shm, 8 B hop between processes', samples: 'processes 8 B', unit: 'µs', reference: 'Open MPI 8 B', target: '≤ 3×' },
   { name: 'ccjs tcp, 8 B hop between processes', samples: 'tcp 8 B', unit: 'µs' },
@@ -255,12 +271,12 @@ function flags(): string[] {
 }
 
 if (!isMainThread && workerData !== null && typeof workerData === 'object' && 'count' in workerData) {
-  const { buffer, count } = workerData as { buffer: SharedArrayBuffer; count: number };
-  rawSpinPeer(buffer, count);
+  const { buffer, count, promised } = workerData as { buffer: SharedArrayBuffer; count: number; promised: boolean };
+  await rawSpinPeer(buffer, count, promised);
   parentPort?.close();
 } else {
   const role = process.argv[2];
-  if (role === 'raw-spin') process.stdout.write(`${JSON.stringify(await rawSpin())}\n`);
+  if (role === 'raw-spin') process.stdout.write(`${JSON.stringify(await rawSpin(process.argv.includes('--promised')))}\n`);
   else if (role === 'hops') await hopEndpoint(process.argv[3] as string, SERIES);
   // Every wait sleeps: the doorbell's cost per hop (a FIFO between processes), beside TCP's sockets.
   else if (role === 'sleeping-hops') await hopEndpoint(process.argv[3] as string, [{ name: '8 B', value: Float64Array.of(1.5), repeats: SLEEPING }], { spinMicroseconds: 0 });
