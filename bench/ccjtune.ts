@@ -30,7 +30,7 @@ import type { SelectionRule, SelectionTable } from '../src/collectives/selection
 import { SUITE_FLAGS, UsageError, isEntryPoint, planFrom, readFlags, runSuite, withUsage } from './ccjbench.js';
 import type { Measurement, PrimitivePlan, SuitePlan } from './ccjbench.js';
 import { formatBytes } from './units.js';
-import { stats } from './hopping.js';
+import { significant, stats } from './statistics.js';
 
 /** At most this many rules per collective (the built-in choice counting as one), like the tables of Taboada et al. 2010. */
 const MAX_RULES = 4;
@@ -88,17 +88,6 @@ const isHierarchical = (primitive: string, algorithm: string) => (COLLECTIVES as
 
 /** Whether `algorithm` (or the built-in choice) runs `cell`'s collective in two levels, hosts and leaders. */
 const runsHierarchical = (cell: Cell, algorithm: string) => isHierarchical(cell.collective, algorithm === BUILT_IN ? cell.builtIn : algorithm);
-
-/** One-sided sign test: is `count` of `trials` fair coin tosses coming up one way unlikely (p < 5%)? */
-export function significant(count: number, trials: number): boolean {
-  let ways = 0;
-  let choose = 1;
-  for (let k = 0; k <= trials; k += 1) {
-    if (k >= count) ways += choose;
-    choose = (choose * (trials - k)) / (k + 1);
-  }
-  return ways / 2 ** trials < 0.05;
-}
 
 /** From this many runs of a cell on, a hierarchical variant must also win a significant majority of them (paired by run) against each flat algorithm. */
 const PAIRED_RUNS = 5;

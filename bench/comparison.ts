@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { stats } from './hopping.js';
+import { stats } from './statistics.js';
 import type { Samples } from './hopping.js';
 import { barChart } from './svg.js';
 import type { Bar } from './svg.js';

@@ -104,9 +104,3 @@ export function collectSamples(): { readonly all: Samples; keep(samples: Samples
 export function prefixed(prefix: string, samples: Samples): Samples {
   return Object.fromEntries(Object.entries(samples).map(([name, values]) => [`${prefix} ${name}`, values]));
 }
-
-export function stats(values: readonly number[]): { best: number; median: number; spread: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const best = sorted[0] as number;
-  return { best, median: sorted[Math.floor(sorted.length / 2)] as number, spread: (sorted[sorted.length - 1] as number) / best };
-}
