@@ -95,10 +95,11 @@ const PAIRED_RUNS = 5;
 /**
  * Whether `hierarchical` beats `flat` in `cell` clearly: by MARGIN over the median, and, measured
  * in several runs, in significantly more of them than not (a sign test, as bench/hosts.ts judges).
+ * Not where either was left unmeasured.
  */
 function beatsClearly(cell: Cell, hierarchical: string, flat: string): boolean {
   const [mine, theirs] = [cell.runs.get(hierarchical), cell.runs.get(flat)];
-  if (mine === undefined || theirs === undefined) return true;
+  if (mine === undefined || theirs === undefined) return false;
   if ((cell.times.get(flat) as number) < (cell.times.get(hierarchical) as number) * (1 + MARGIN)) return false;
   if (theirs.length !== mine.length || mine.length < PAIRED_RUNS) return true;
   return significant(mine.filter((run, index) => run < (theirs[index] as number)).length, mine.length);

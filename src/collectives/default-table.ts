@@ -27,9 +27,10 @@ const ACROSS_HOSTS = { minHosts: 2, minPerHost: 2, algorithm: 'hierarchical' } a
  * spread so) the binomial tree, which crosses the network least: the one-host rules would pick
  * exchanges there (Rabenseifner at 1 MiB) that send 6 messages between 3 hosts where it sends 4.
  * Two members exchange (the rule before this one; minHosts 3 keeps this rule off them wherever a
- * tuned table puts it): one message each way, as the tree's two, in one step instead of its two. Over 2 namespace hosts (bench/hosts.ts's jobs, spinning off on the
- * shared cores) that exchange took 0.3-0.4 times as long as the tree flat at 8 B and 0.6-0.7 times
- * at 1 MiB; as a hierarchical allReduce's leaders' level, 0.6 times at 8 B and about as long at 1 MiB.
+ * tuned table puts it): one message each way, as the tree's two, in one step instead of its two.
+ * Over 2 namespace hosts (bench/hosts.ts's jobs, spinning off on the shared cores) that exchange
+ * took 0.3-0.4 times as long as the tree flat at 8 B and 0.6-0.7 times at 1 MiB; as a hierarchical
+ * allReduce's leaders' level, 0.6 times at 8 B and about as long at 1 MiB.
  */
 const ONE_PER_HOST_ALLREDUCE = { minHosts: 3, maxPerHost: 1, algorithm: 'binomial' } as const;
 
