@@ -469,6 +469,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const written = writeStderr(`ccjs: aborting the job: ${message}\n`);
     this.tell('abort', { message, origin: this.rank });
     this.traceFile?.close();
+    this.engine.leaveAfterLoss();
     // The coordinator's host tells the others itself: it may be gone before its own message came round.
     if (this.coordinator) this.coordinator.abort(this.rank, message);
     else this.client.abort(message, this.rank);

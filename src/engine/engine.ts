@@ -806,12 +806,27 @@ export class Engine implements DeviceHost, CallTracker {
       while (unsent() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
       if (unsent() > 0) process.stderr.write(`ccjs: endpoint ${this.rank} closes with ${unsent()} message(s) never received within ${this.options.timeoutMs} ms\n`);
     }
+    this.sayGoodbye();
+    await Promise.all(this.allDevices.map((device) => device.close()));
+  }
+
+  /**
+   * This endpoint stops because a peer's loss failed one of its members (the job aborts): its
+   * peers hear which endpoint was lost from it, on each link before the link closes. The job's
+   * abort comes round through the coordinator and may miss LOSS_GRACE_MS on a loaded machine;
+   * a peer would then name this endpoint's process as the lost one.
+   */
+  leaveAfterLoss(): void {
+    if (this.firstLost !== undefined && !this.closing) this.sayGoodbye();
+  }
+
+  /** A Goodbye on every live link, naming the first endpoint this one knew lost (id: endpoint + 1; 0: none). */
+  private sayGoodbye(): void {
     this.closing = true;
     const lost = this.firstLost === undefined ? 0 : this.firstLost + 1;
     for (const link of this.links) {
       if (link && link.failure === undefined && link.peer !== this.rank) this.output(link, new Frame(FrameType.Goodbye, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0, lost), undefined);
     }
-    await Promise.all(this.allDevices.map((device) => device.close()));
   }
 
   private mailboxesOf(context: number): Mailboxes {
