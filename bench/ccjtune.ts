@@ -81,13 +81,7 @@ function cellsOf(collective: CollectiveName, measurements: readonly Measurement[
   return [...cells.values()].map((cell) => ({ ...cell, times: new Map([...cell.runs].map(([algorithm, times]) => [algorithm, stats(times).median])) }));
 }
 
-/** A cell's time for `algorithm` (for BUILT_IN, the built-in choice's), if measured. */
-const timeOf = (cell: Cell, algorithm: string) => cell.times.get(algorithm === BUILT_IN ? cell.builtIn : algorithm);
-
 const isHierarchical = (primitive: string, algorithm: string) => (COLLECTIVES as string[]).includes(primitive) && ALGORITHMS[primitive as CollectiveName][algorithm]?.hierarchical === true;
-
-/** Whether `algorithm` (or the built-in choice) runs `cell`'s collective in two levels, hosts and leaders. */
-const runsHierarchical = (cell: Cell, algorithm: string) => isHierarchical(cell.collective, algorithm === BUILT_IN ? cell.builtIn : algorithm);
 
 /** From this many runs of a cell on, a hierarchical variant must also win a significant majority of them (paired by run) against each flat algorithm. */
 const PAIRED_RUNS = 5;
@@ -115,8 +109,9 @@ const beatsFlatClearly = (cell: Cell, algorithm: string) => [...cell.runs.keys()
  * algorithm clearly, it is out of the running, as an algorithm that was not measured is.
  */
 function slowdown(cell: Cell, algorithm: string): number {
-  const time = timeOf(cell, algorithm);
-  if (time === undefined || (runsHierarchical(cell, algorithm) && !beatsFlatClearly(cell, algorithm === BUILT_IN ? cell.builtIn : algorithm))) return MISSING_PENALTY;
+  const name = algorithm === BUILT_IN ? cell.builtIn : algorithm;
+  const time = cell.times.get(name);
+  if (time === undefined || (isHierarchical(cell.collective, name) && !beatsFlatClearly(cell, name))) return MISSING_PENALTY;
   const credit = algorithm === BUILT_IN ? Math.log(1 + MARGIN) : 0;
   return Math.log(Math.max(time, 1e-9) / Math.max(Math.min(...cell.times.values()), 1e-9)) - credit;
 }
@@ -261,8 +256,9 @@ const clearlyFaster = (ratios: readonly number[]) => ratios.every((ratio) => rat
 function beatsBuiltIn(region: Region): boolean {
   const { algorithm } = region.rule;
   if (algorithm === BUILT_IN || region.cells.every((cell) => cell.builtIn === algorithm)) return false;
-  const overHierarchical = region.cells.filter((cell) => runsHierarchical(cell, BUILT_IN));
-  const flatRatios = builtInRatios(algorithm, region.cells.filter((cell) => !runsHierarchical(cell, BUILT_IN)));
+  const builtInHierarchical = (cell: Cell) => isHierarchical(cell.collective, cell.builtIn);
+  const overHierarchical = region.cells.filter(builtInHierarchical);
+  const flatRatios = builtInRatios(algorithm, region.cells.filter((cell) => !builtInHierarchical(cell)));
   const hierarchicalWins = overHierarchical.length > 0 && overHierarchical.every((cell) => beatsClearly(cell, cell.builtIn, algorithm));
   return (flatRatios.length === 0 || clearlyFaster(flatRatios)) && !hierarchicalWins;
 }
