@@ -99,9 +99,9 @@ const PING = 0;
 const PONG = 16;
 
 /**
- * Spins until `words[index]` holds `sequence`, then hands the value over as a receive() does,
- * through a promise: with `promised`, the raw ping-pong costs what any receive that returns a
- * promise must cost at least (the floor of ccjs's hop between threads).
+ * Spins until `words[index]` holds `sequence`, then reads the value. With `promised`, both ends
+ * of the raw ping-pong hand each value over through a promise, as a receive() does: what any
+ * receive that returns a promise must cost at least (the floor of ccjs's hop between threads).
  */
 function spinReceive(words: Int32Array, index: number, sequence: number, values: Float64Array): number {
   while (Atomics.load(words, index) !== sequence);
