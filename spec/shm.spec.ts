@@ -8,7 +8,8 @@
 import os from 'node:os';
 import { expect } from 'chai';
 import { runScenario } from './harness.js';
-import type { FloodReport, LargeReport, LentReport, StoppedReport } from './scenarios/rings.js';
+import type { FloodReport, LargeReport, LentOrCopiedReport, LentReport, StoppedReport } from './scenarios/rings.js';
+import { expectLentOrCopied } from './lending.js';
 
 const RING = 64 * 1024;
 const SMALL_RINGS = { CCJS_TRANSPORT: 'shm', CCJS_SHM_RING_BYTES: String(RING) };
@@ -47,6 +48,11 @@ for (const { processes, threads, between } of [
       // Several waited at the receiver whole (a rendezvous would have left only its announcement there), never more than its window.
       expect(receiver.unexpectedHighWater).to.be.above(2 * bytes);
       expect(receiver.unexpectedHighWater).to.be.at.most(receiver.receiveWindow);
+    });
+
+    it('lend large sendAsync data to a receiver that waits for it, and copy it for one that does not', async function () {
+      const results = (await runScenario(processes, threads, 'lentOrCopied', { count: 40, bytes: 1024 * 1024 }, { CCJS_TRANSPORT: 'shm' })).results as [[LentOrCopiedReport], [number]];
+      expectLentOrCopied(results);
     });
 
     for (const singleCopy of [true, false]) {

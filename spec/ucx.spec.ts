@@ -17,7 +17,8 @@ import type { UcxNative } from '../transport/ucx/native.js';
 import { UcxDevice, laneTransports } from '../transport/ucx/ucx-device.js';
 import type { DeviceHost } from '../transport/device.js';
 import { distRoot, run, runScenario } from './harness.js';
-import type { LentReport } from './scenarios/rings.js';
+import type { LentOrCopiedReport, LentReport } from './scenarios/rings.js';
+import { expectLentOrCopied } from './lending.js';
 
 function joined(parts: readonly Uint8Array[]): ArrayBuffer {
   const bytes = Buffer.concat(parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength)));
@@ -145,6 +146,12 @@ describe('ucx jobs', function () {
       // Several waited at the receiver whole (a rendezvous would have left only its announcement there), never more than its window.
       expect(receiver.unexpectedHighWater).to.be.above(2 * bytes);
       expect(receiver.unexpectedHighWater).to.be.at.most(receiver.receiveWindow);
+    });
+
+    it(`lends large sendAsync data to a receiver that waits for it, and copies it for one that does not (UCX_TLS=${tls})`, async function () {
+      if (ucxMissing() !== undefined) this.skip();
+      const results = (await runScenario(2, 1, 'lentOrCopied', { count: 40, bytes: 1024 * 1024 }, { CCJS_TRANSPORT: 'ucx', UCX_TLS: tls })).results as [[LentOrCopiedReport], [number]];
+      expectLentOrCopied(results);
     });
   }
 });

@@ -5,7 +5,7 @@ import { broadcastCounts, defaultChoice, hierarchicalVariants } from './hierarch
 import { onePerEndpoint, runHere } from './members.js';
 import { orderedStream, payloadExchange, payloadsFor, taskFarm } from './p2p.js';
 import { forgottenAwait, stalledExchange } from './diagnostics.js';
-import { blockedReceiver, largeMessages, largeUntilTheEnd, lentUnexpected, sizesAroundBoundaries, stoppedSender } from './rings.js';
+import { blockedReceiver, largeMessages, largeUntilTheEnd, lentOrCopied, lentUnexpected, sizesAroundBoundaries, stoppedSender } from './rings.js';
 import { flood } from './floods.js';
 import { COLLECTIVE_CHECKS } from '../collective-checks.js';
 import { MAX_MEMBERS } from '../exercise.js';
@@ -48,6 +48,8 @@ export const scenarios: Record<string, Scenario> = {
   /** args.count messages of 256 KiB to 4 MiB from endpoint 0 to 1. */
   largeMessages: (master, args) => runHere(master, onePerEndpoint(master), name('largeMessages'), largeMessages(master, Number(args['count']))),
   lentUnexpected: (master, args) => runHere(master, onePerEndpoint(master), name('lentUnexpected'), lentUnexpected(master, Number(args['count']), Number(args['bytes']), Number(args['blockMs']))),
+  /** args.count sendAsync calls of args.bytes from endpoint 0 to 1, which waits for each, then one it does not wait for. */
+  lentOrCopied: (master, args) => runHere(master, onePerEndpoint(master), name('lentOrCopied'), lentOrCopied(master, Number(args['count']), Number(args['bytes']))),
   /** Endpoint 0 sends 16 MiB messages to endpoint 1 while a shell stops and continues it. */
   stoppedSender: (master) => runHere(master, onePerEndpoint(master), name('stoppedSender'), stoppedSender(master)),
   /** args.calls allReduces of 1 MiB, then a last 1 MiB message around a ring, and the job ends. */

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import { Reductions } from '../../src/index.js';
 import type { ColGroupMaster } from '../../src/index.js';
+import { progressEngine } from '../../src/engine/progress.js';
 import { ShmDevice } from '../../transport/shm/shm-device.js';
 import type { ShmStats } from '../../transport/shm/shm-device.js';
 import type { Body } from './p2p.js';
@@ -137,6 +138,52 @@ export function lentUnexpected(master: ColGroupMaster, count: number, bytes: num
     }
     await member.barrier(group);
     return { sent: count, singleCopies: device instanceof ShmDevice ? device.stats.singleCopies : undefined, unexpectedHighWater: master.engine.stats.unexpectedHighWater, receiveWindow: master.config.receiveWindow };
+  };
+}
+
+/** What the sender of lentOrCopied reports. */
+export interface LentOrCopiedReport {
+  /** Messages sent to a receiver that waited for each, and how many of them were copied. */
+  readonly awaited: number;
+  readonly copiedWhileAwaited: number;
+  /** Copies made of the one message the receiver did not wait for. */
+  readonly copiedWhileBusy: number;
+  /** Whether the sender's waiting calls spin (the lending needs it). */
+  readonly spinning: boolean;
+}
+
+/**
+ * sendAsync of `bytes` (above the eager limit) from rank 0 to rank 1: first `count` times to a
+ * receiver whose receive waits for each (a ping-pong), so that the data may be lent instead of
+ * copied; then once while rank 1 waits for a message of tag 1 instead. That sendAsync must resolve
+ * without its receive (rank 0 says so in the tag-1 message, which rank 1 takes first), by copying
+ * the data: the caller's changes after it never reach rank 1.
+ */
+export function lentOrCopied(master: ColGroupMaster, count: number, bytes: number): Body<LentOrCopiedReport | number> {
+  return async (member, group, rank) => {
+    if (rank === 0) {
+      const stats = master.engine.stats;
+      for (let index = 0; index < count; index += 1) {
+        await member.sendAsync(group, pattern(index, bytes), 1);
+        expect(await member.receive(group, 1)).to.equal(index);
+      }
+      const copiedWhileAwaited = stats.copiedSends;
+      const data = pattern(count, bytes);
+      await member.sendAsync(group, data, 1);
+      data.fill(0);
+      await member.sendSync(group, 'resolved', 1, { tag: 1 });
+      return { awaited: count, copiedWhileAwaited, copiedWhileBusy: stats.copiedSends - copiedWhileAwaited, spinning: progressEngine.spinning };
+    }
+    // Checked after the ping-pong: a receiver that computes between receives sleeps through some of them.
+    const received: unknown[] = [];
+    for (let index = 0; index < count; index += 1) {
+      received.push(await member.receive(group, 0));
+      await member.sendAsync(group, index, 0);
+    }
+    for (const [index, message] of received.entries()) expectPattern(message, index, bytes);
+    expect(await member.receive(group, 0, { tag: 1 })).to.equal('resolved');
+    expectPattern(await member.receive(group, 0), count, bytes);
+    return count + 1;
   };
 }
 

@@ -238,6 +238,8 @@ export class SendCall extends PendingCall implements Releasable {
   detached = false;
   /** The data went out; the bodies are the device's business now. */
   transmitted = false;
+  /** A sendAsync whose caller spins for its clearance: its announced data is not copied before the spin ends (see Engine.send). */
+  lendingWhileSpinning = false;
   /** Pooled memory of the detached copy, given back once its data went out (see CopyPool). */
   copies: readonly ArrayBuffer[] = [];
 

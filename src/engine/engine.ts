@@ -17,6 +17,9 @@
  * sender, in order: memory for unmatched messages stays bounded by window × senders.
  * Large sendAsync data waiting for its receiver is copied at the sender (so the caller may go on)
  * up to sendBuffer bytes; past that the call waits until earlier copies drain or its data is sent.
+ * Where the device can lend the data to the peer, the copy waits for the caller's bounded spin: a
+ * receiver that clears the message meanwhile reads it from the caller's memory, and the copy (as
+ * long as the transfer, for 16 MiB) is never made.
  *
  * Liveness. A send that completes at once resolves through microtasks only; so that a loop of them
  * cannot keep the event loop from turning (peer losses, arriving frames, timers), the progress
@@ -35,6 +38,9 @@ import { PeerLostError, TransportError } from '../errors.js';
 
 /** What every message costs a receiver's window beyond its bytes: the record that holds it. */
 export const FRAME_CHARGE = 64;
+
+/** How fast this sender copies a large message's data (about 5 GB/s here, cold memory into a pooled buffer). */
+const COPY_BYTES_PER_MICROSECOND = 5000;
 
 /**
  * How long a loss a device saw waits before it fails calls and breaks groups: the word on why the
@@ -135,10 +141,12 @@ export interface EngineStats {
   blockedSends: number;
   /** Bytes of rendezvous data copied at this sender, now. */
   detachedBytes: number;
+  /** sendAsync messages whose data this sender copied so that their callers could go on, so far (the others were lent or eager). */
+  copiedSends: number;
 }
 
 export class Engine implements DeviceHost, CallTracker {
-  readonly stats: EngineStats = { unexpectedBytes: 0, unexpectedHighWater: 0, blockedSends: 0, detachedBytes: 0 };
+  readonly stats: EngineStats = { unexpectedBytes: 0, unexpectedHighWater: 0, blockedSends: 0, detachedBytes: 0, copiedSends: 0 };
   private readonly links: (Link | undefined)[] = [];
   /** Mailboxes by context: made by the first frame or the group, whichever comes first. */
   private readonly mailboxesByContext = new Map<number, Mailboxes>();
@@ -227,6 +235,7 @@ export class Engine implements DeviceHost, CallTracker {
       return progressEngine.mustYield() ? nextTurn() : RESOLVED;
     }
     const call = new SendCall(route, operation, owner, frame, mode, peer);
+    call.lendingWhileSpinning = mode === SendMode.Captured && frame.size > this.options.eagerLimit && progressEngine.spinning && link.device.lendsTo?.(peer) === true;
     if (suspected || link.blocked.length > 0 || !this.start(link, call)) {
       link.blocked.push(call);
       this.stats.blockedSends += 1;
@@ -235,6 +244,11 @@ export class Engine implements DeviceHost, CallTracker {
       this.track(call);
       // sendSync's caller waits for the receiver (a clearance, an Ack, the data's release): spin for it as a waiting receive does.
       if (mode === SendMode.Synchronous) progressEngine.wait(call);
+      // A large sendAsync's caller spins for the clearance no longer than the copy it may spare.
+      if (call.lendingWhileSpinning) {
+        progressEngine.waitUpTo(call, frame.size / COPY_BYTES_PER_MICROSECOND);
+        this.stopLending(call);
+      }
     }
     const promise = call.promise;
     return promise === RESOLVED && progressEngine.mustYield() ? nextTurn() : promise;
@@ -282,7 +296,7 @@ export class Engine implements DeviceHost, CallTracker {
     link.credit -= FRAME_CHARGE;
     call.id = this.newId();
     link.awaitingClearance.set(call.id, call);
-    if (call.mode === SendMode.Captured) this.detach(call);
+    if (call.mode === SendMode.Captured && !call.lendingWhileSpinning) this.detach(call);
     const announcement = new Frame(FrameType.ReadyToSend, frame.flags, frame.context, frame.source, frame.destination, frame.tag, frame.operation, frame.root, frame.reduction, frame.format, NO_BODIES, frame.size, call.id);
     this.output(link, announcement, undefined);
     return true;
@@ -314,7 +328,14 @@ export class Engine implements DeviceHost, CallTracker {
     call.copies = this.copyPool.copyBodies(call.frame);
     call.detached = true;
     this.stats.detachedBytes += size;
+    this.stats.copiedSends += 1;
     call.finish();
+  }
+
+  /** The spin of a sendAsync that meant to lend its data is over: an announced message still not cleared is copied now. */
+  private stopLending(call: SendCall): void {
+    call.lendingWhileSpinning = false;
+    if (call.id !== 0 && !call.transmitted && !call.finished) this.detach(call);
   }
 
   /** Copied data went out (or will never): let waiting sendAsync calls copy theirs. */

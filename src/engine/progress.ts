@@ -101,6 +101,30 @@ export class ProgressEngine {
     // A shrunken budget is spent whole now and then: waits that merely got longer than it (the
     // peer copying a large message) hit again and restore it, instead of sleeping ever after.
     const microseconds = this.budgetMicroseconds < this.maximumMicroseconds && this.stats.spins % PATIENCE === 0 ? this.maximumMicroseconds : this.budgetMicroseconds;
+    const movedAtAll = this.spin(call, microseconds);
+    // A spin during which the protocol advanced (a handshake, a stream) was worth it, like a hit.
+    if (!call.linked || movedAtAll) {
+      this.stats.hits += 1;
+      this.missesInARow = 0;
+      this.budgetMicroseconds = this.maximumMicroseconds;
+    } else {
+      this.stats.misses += 1;
+      this.missesInARow += 1;
+      if (this.missesInARow >= PATIENCE) this.budgetMicroseconds = Math.max(MINIMUM_BUDGET_MICROSECONDS, this.budgetMicroseconds / 2);
+    }
+  }
+
+  /**
+   * Spins for `call` as `wait` does, but for a budget of the caller's (at most the whole one)
+   * and without adapting: what is at stake is known (a sendAsync's copy, see Engine.send), not
+   * guessed from how the peers answered so far.
+   */
+  waitUpTo(call: PendingCall, microseconds: number): void {
+    if (call.linked && this.spinning) this.spin(call, Math.min(microseconds, this.maximumMicroseconds));
+  }
+
+  /** Polls until `call` stops waiting or `microseconds` pass without anything moving; arms the doorbells if it still waits. Returns whether anything moved. */
+  private spin(call: PendingCall, microseconds: number): boolean {
     const budget = BigInt(Math.round(microseconds * 1000));
     let deadline = process.hrtime.bigint() + budget;
     let moved = false;
@@ -119,16 +143,7 @@ export class ProgressEngine {
       }
     }
     if (call.linked) for (const device of this.devices) device.sleep?.();
-    // A spin during which the protocol advanced (a handshake, a stream) was worth it, like a hit.
-    if (!call.linked || movedAtAll) {
-      this.stats.hits += 1;
-      this.missesInARow = 0;
-      this.budgetMicroseconds = this.maximumMicroseconds;
-    } else {
-      this.stats.misses += 1;
-      this.missesInARow += 1;
-      if (this.missesInARow >= PATIENCE) this.budgetMicroseconds = Math.max(MINIMUM_BUDGET_MICROSECONDS, this.budgetMicroseconds / 2);
-    }
+    return movedAtAll;
   }
 
   /** Returns true when a call that completed at once should resolve on the next turn of the event loop (see `nextTurn`). */
