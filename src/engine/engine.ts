@@ -245,10 +245,7 @@ export class Engine implements DeviceHost, CallTracker {
       // sendSync's caller waits for the receiver (a clearance, an Ack, the data's release): spin for it as a waiting receive does.
       if (mode === SendMode.Synchronous) progressEngine.wait(call);
       // A large sendAsync's caller spins for the clearance no longer than the copy it may spare.
-      if (call.lendingWhileSpinning) {
-        progressEngine.waitUpTo(call, frame.size / COPY_BYTES_PER_MICROSECOND);
-        this.stopLending(call);
-      }
+      if (call.lendingWhileSpinning) progressEngine.waitUpTo(call, frame.size / COPY_BYTES_PER_MICROSECOND, () => this.stopLending(call));
     }
     const promise = call.promise;
     return promise === RESOLVED && progressEngine.mustYield() ? nextTurn() : promise;

@@ -102,6 +102,7 @@ export class ProgressEngine {
     // peer copying a large message) hit again and restore it, instead of sleeping ever after.
     const microseconds = this.budgetMicroseconds < this.maximumMicroseconds && this.stats.spins % PATIENCE === 0 ? this.maximumMicroseconds : this.budgetMicroseconds;
     const movedAtAll = this.spin(call, microseconds);
+    if (call.linked) this.sleep();
     // A spin during which the protocol advanced (a handshake, a stream) was worth it, like a hit.
     if (!call.linked || movedAtAll) {
       this.stats.hits += 1;
@@ -117,13 +118,21 @@ export class ProgressEngine {
   /**
    * Spins for `call` as `wait` does, but for a budget of the caller's (at most the whole one)
    * and without adapting: what is at stake is known (a sendAsync's copy, see Engine.send), not
-   * guessed from how the peers answered so far.
+   * guessed from how the peers answered so far. Then `giveUp` runs, which may end the call (the
+   * copy is made); only a call still waiting after it arms the doorbells.
    */
-  waitUpTo(call: PendingCall, microseconds: number): void {
+  waitUpTo(call: PendingCall, microseconds: number, giveUp: () => void): void {
     if (call.linked && this.spinning) this.spin(call, Math.min(microseconds, this.maximumMicroseconds));
+    giveUp();
+    if (call.linked && this.spinning) this.sleep();
   }
 
-  /** Polls until `call` stops waiting or `microseconds` pass without anything moving; arms the doorbells if it still waits. Returns whether anything moved. */
+  /** Before this thread waits: every device arms its doorbell, so that a sender wakes it. */
+  private sleep(): void {
+    for (const device of this.devices) device.sleep?.();
+  }
+
+  /** Polls until `call` stops waiting or `microseconds` pass without anything moving. Returns whether anything moved. */
   private spin(call: PendingCall, microseconds: number): boolean {
     const budget = BigInt(Math.round(microseconds * 1000));
     let deadline = process.hrtime.bigint() + budget;
@@ -142,7 +151,6 @@ export class ProgressEngine {
         }
       }
     }
-    if (call.linked) for (const device of this.devices) device.sleep?.();
     return movedAtAll;
   }
 
