@@ -45,6 +45,8 @@ export interface Series {
   readonly repeats: Repeats;
   /** Send with sendSync (MPI_Send's contract for large messages: no copy at the sender) rather than sendAsync. */
   readonly sync?: boolean;
+  /** Receive into one buffer of the value's size, as MPI_Recv and mpi4py's Recv do, rather than into new memory each time. */
+  readonly into?: boolean;
 }
 
 /** Ping-pongs each series' value between ranks 0 and 1 of group 'hops'; rank 0 keeps the samples. */
@@ -61,15 +63,16 @@ export class Hopper extends ColMember {
   override async run(): Promise<void> {
     const group = await this.master.getGroup('hops', 2);
     const rank = group.getRank(this);
-    for (const { name, value, repeats, sync } of this.series) {
+    for (const { name, value, repeats, sync, into } of this.series) {
       const send = (message: unknown, to: number) => (sync === true ? this.sendSync(group, message, to) : this.sendAsync(group, message, to));
+      const options = into === true && ArrayBuffer.isView(value) ? { into: new Uint8Array(value.byteLength) } : undefined;
       if (rank === 0) {
         this.samples[name] = await timeHops(async () => {
           await send(value, 1);
-          await this.receive(group, 1);
+          await this.receive(group, 1, options);
         }, repeats);
       } else {
-        for (let i = echoes(repeats); i > 0; i -= 1) await send(await this.receive(group, 0), 0);
+        for (let i = echoes(repeats); i > 0; i -= 1) await send(await this.receive(group, 0, options), 0);
       }
     }
   }

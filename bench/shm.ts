@@ -49,6 +49,8 @@ const SERIES: Series[] = [
   { name: '16 MiB', value: new Float64Array((16 * MiB) / 8).fill(1.5), repeats: SIXTEEN_MIB },
   { name: '1 MiB sendSync', value: new Float64Array(MiB / 8).fill(1.5), repeats: ONE_MIB, sync: true },
   { name: '16 MiB sendSync', value: new Float64Array((16 * MiB) / 8).fill(1.5), repeats: SIXTEEN_MIB, sync: true },
+  { name: '1 MiB sendSync into a buffer', value: new Float64Array(MiB / 8).fill(1.5), repeats: ONE_MIB, sync: true, into: true },
+  { name: '16 MiB sendSync into a buffer', value: new Float64Array((16 * MiB) / 8).fill(1.5), repeats: SIXTEEN_MIB, sync: true, into: true },
 ];
 
 // ---- ccjs ----
@@ -241,10 +243,12 @@ const ROWS: Row[] = [
   { name: 'Open MPI vader, 1 MiB ping-pong', samples: 'Open MPI 1 MiB', unit: 'MB/s', bytes: MiB },
   { name: 'ccjs shm, 1 MiB ping-pong between processes', samples: 'processes 1 MiB', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB', target: '≥ 0.6×' },
   { name: 'ccjs shm, 1 MiB ping-pong between processes, sendSync', samples: 'processes 1 MiB sendSync', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB', target: '≥ 0.6×' },
+  { name: 'ccjs shm, 1 MiB ping-pong between processes, sendSync, receive into a buffer', samples: 'processes 1 MiB sendSync into a buffer', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB', target: '≥ 0.6×' },
   { name: 'ccjs shm, 1 MiB ping-pong between threads', samples: 'threads 1 MiB', unit: 'MB/s', bytes: MiB, reference: 'Open MPI 1 MiB' },
   { name: 'Open MPI vader, 16 MiB ping-pong', samples: 'Open MPI 16 MiB', unit: 'MB/s', bytes: 16 * MiB },
   { name: 'ccjs shm, 16 MiB ping-pong between processes', samples: 'processes 16 MiB', unit: 'MB/s', bytes: 16 * MiB, reference: 'Open MPI 16 MiB', target: '≥ 0.6×' },
   { name: 'ccjs shm, 16 MiB ping-pong between processes, sendSync', samples: 'processes 16 MiB sendSync', unit: 'MB/s', bytes: 16 * MiB, reference: 'Open MPI 16 MiB', target: '≥ 0.6×' },
+  { name: 'ccjs shm, 16 MiB ping-pong between processes, sendSync, receive into a buffer', samples: 'processes 16 MiB sendSync into a buffer', unit: 'MB/s', bytes: 16 * MiB, reference: 'Open MPI 16 MiB', target: '≥ 0.6×' },
   { name: 'ccjs shm, 16 MiB ping-pong between threads', samples: 'threads 16 MiB', unit: 'MB/s', bytes: 16 * MiB, reference: 'Open MPI 16 MiB' },
   { name: 'mpi4py, pickled dict hop', samples: 'mpi4py small object', unit: 'µs' },
   { name: 'ccjs shm, small object hop between processes', samples: 'processes small object', unit: 'µs', reference: 'mpi4py small object', target: '< 1×' },

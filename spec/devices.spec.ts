@@ -61,6 +61,11 @@ for (const { processes, threads, transport, ucxTls, tls } of TOPOLOGIES) {
       }
     });
 
+    it('receives binary messages of every protocol into the receivers\' buffers, and fails those that cannot go there', async function () {
+      const results = (await job('receiveInto')).results as number[][];
+      expect(results.flat()).to.deep.equal(Array.from({ length: endpoints }, (_, rank) => ((rank ^ 1) < endpoints && rank % 2 === 1 ? 24 : 0)));
+    });
+
     it('keeps the order of 10,000 messages per (sender, receiver, tag), with tags and ANY_TAG interleaved, two members per endpoint', async function () {
       const results = (await job('ordering', { perEndpoint: 2, count: 10_000 })).results as number[][];
       expect(results.flat()).to.deep.equal(new Array(2 * endpoints).fill(10_000));

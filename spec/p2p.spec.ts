@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { closeAll, createMasters, mastersForSuite, runGroup } from './harness.js';
-import { orderedStream, payloadExchange, payloadsFor, taskFarm } from './scenarios/p2p.js';
+import { orderedStream, payloadExchange, payloadsFor, receiveInto, taskFarm } from './scenarios/p2p.js';
 import { ANY_SOURCE, ANY_TAG } from '../src/index.js';
 
 /** Two members: both in one process, or one in each of two processes (TCP). */
@@ -22,6 +22,10 @@ for (const serializer of ['msgpack', 'v8'] as const) {
           await runGroup(masters(), placement.perProcess, nextGroup(), payloadExchange([payload]));
         });
       }
+
+      it('receives binary messages of every protocol into the receiver\'s buffers, and fails those that cannot go there', async function () {
+        expect(await runGroup(masters(), placement.perProcess, nextGroup(), receiveInto())).to.deep.equal([0, 24]);
+      });
 
       it('delivers 10,000 small messages between a pair in order', async function () {
         const count = 10_000;

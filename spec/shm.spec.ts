@@ -50,6 +50,18 @@ for (const { processes, threads, between } of [
       expect(receiver.unexpectedHighWater).to.be.at.most(receiver.receiveWindow);
     });
 
+    it('read bodies that wait in the sender\'s memory straight into the buffer a receive gives', async function () {
+      // sendSync lends its data from 64 KiB on; sendAsync only above the eager limit (128 KiB), below
+      // which its data goes through the ring.
+      for (const { bytes, read } of [
+        { bytes: 128 * 1024, read: 10 },
+        { bytes: 2 * 1024 * 1024, read: 20 },
+      ]) {
+        const results = (await runScenario(processes, threads, 'intoOneBuffer', { count: 10, bytes }, { CCJS_TRANSPORT: 'shm' })).results as [[number], [number]];
+        expect(results[1][0], `bodies of ${bytes} bytes read into the buffer`).to.equal(read);
+      }
+    });
+
     it('lend large sendAsync data to a receiver that waits for it, and copy it for one that does not', async function () {
       const results = (await runScenario(processes, threads, 'lentOrCopied', { count: 40, bytes: 1024 * 1024 }, { CCJS_TRANSPORT: 'shm' })).results as [[LentOrCopiedReport], [number]];
       expectLentOrCopied(results);

@@ -40,6 +40,13 @@ export class SerializationError extends CCJError {
   }
 }
 
+/**
+ * A message could not be received into the buffer a receive gave (`into`): it is not binary data,
+ * or it does not fit, or its bytes are not a whole number of the buffer's elements (MPI's
+ * truncation error). The message is taken all the same; the next receive gets the next one.
+ */
+export class ReceiveBufferError extends CCJError {}
+
 /** A device failed in a way that is not a lost peer (bad frame, protocol version, listen error). */
 export class TransportError extends CCJError {}
 

@@ -11,7 +11,7 @@ export type { MasterEvents, PeerLostEvent, AbortEvent, GroupFormedEvent } from '
 export { ColGroup } from '../groups/col-group.js';
 export { InactiveGroup } from '../groups/inactive-group.js';
 export { ColMember, ANY_SOURCE, ANY_TAG } from './member.js';
-export type { MessageOptions, ReceivedMessage } from './member.js';
+export type { MessageOptions, ReceiveOptions, ReceivedMessage } from './member.js';
 export type { ProbeResult } from './engine/calls.js';
 export type { MessageCount, MessageCounts } from './engine/engine.js';
 export type { MasterOptions, TransportName, SerializerName, TraceListener } from './config.js';
@@ -54,4 +54,5 @@ export {
   AbortError,
   CollectiveMismatchError,
   CollectiveAbortedError,
+  ReceiveBufferError,
 } from './errors.js';

@@ -9,7 +9,7 @@ import type { ColGroupMaster } from '../groups/col-group-master.js';
 import { CCJError, GroupError } from './errors.js';
 import { ANY_SOURCE, ANY_TAG, SendMode } from './engine/calls.js';
 import type { CallOwner, ProbeResult } from './engine/calls.js';
-import { Delivery, MemberReceive, POINT_TO_POINT, checkSource, messageFrame, receiveTag, sendTag } from './messages.js';
+import { Delivery, MemberReceive, POINT_TO_POINT, checkSource, messageFrame, receiveBuffer, receiveTag, sendTag } from './messages.js';
 import * as collectives from './collectives/operations.js';
 import type { CollectiveOptions } from './collectives/operations.js';
 import type { ReductionLike } from '../reduction/reduction-object.js';
@@ -29,6 +29,17 @@ export function nextOperationCounter(previous: number): number {
 export interface MessageOptions {
   /** An integer 0..2^31−1 (default 0); receives and probes may pass {@link ANY_TAG}. */
   readonly tag?: number;
+}
+
+/** Options of receives. */
+export interface ReceiveOptions extends MessageOptions {
+  /**
+   * Memory to receive a binary message into (mpi4py's `Recv(buffer)`): a typed array, Buffer or
+   * DataView at least as large as the message. The receive resolves with a view of the same kind
+   * over its first bytes, the message's; over shared memory the data is read straight into it.
+   * Anything else than binary data that fits is a {@link ReceiveBufferError}.
+   */
+  readonly into?: ArrayBufferView;
 }
 
 /** What receiveMessage resolves with: the value and where it came from. */
@@ -119,14 +130,15 @@ export class MemberCore implements CallOwner {
   }
 
   /** Posts a point-to-point receive; its `result()` is the caller's promise. */
-  postReceive(group: ColGroup, source: number, operation: string, options: MessageOptions | undefined, delivery: Delivery): MemberReceive {
+  postReceive(group: ColGroup, source: number, operation: string, options: ReceiveOptions | undefined, delivery: Delivery): MemberReceive {
     const destination = this.rankIn(group, operation);
     checkSource(group, source, operation);
     const tag = receiveTag(options, operation);
+    const into = receiveBuffer(options, operation);
     const master = this.master(operation);
     const receive = master.traceFile
-      ? new TracedReceive(master.traceFile, group.route, operation, this, destination, source, tag, master.serializer, delivery)
-      : new MemberReceive(group.route, operation, this, destination, source, tag, master.serializer, delivery, undefined);
+      ? new TracedReceive(master.traceFile, group.route, operation, this, destination, source, tag, master.serializer, delivery, into)
+      : new MemberReceive(group.route, operation, this, destination, source, tag, master.serializer, delivery, undefined, into);
     master.engine.post(receive);
     return receive;
   }
@@ -244,11 +256,15 @@ export abstract class ColMember {
    * {@link ANY_SOURCE}) whose tag fits `options.tag` (default 0, or {@link ANY_TAG}). Messages from
    * one member to another in one group never overtake each other.
    *
+   * With `options.into`, a binary message lands in that buffer (see {@link ReceiveOptions.into}).
+   *
    * @typeParam T - what the caller expects; not checked.
    * @throws {RangeError} (rejects) for a source outside the group or a bad tag.
+   * @throws {TypeError} (rejects) for an `into` that is not a typed array, Buffer or DataView.
    * @throws {@link SerializationError} (rejects) if the message cannot be decoded here.
+   * @throws {@link ReceiveBufferError} (rejects) if the message cannot go into `options.into`.
    */
-  receive<T>(group: ColGroup, source: number, options?: MessageOptions): Promise<T> {
+  receive<T>(group: ColGroup, source: number, options?: ReceiveOptions): Promise<T> {
     try {
       return this.#core.postReceive(group, source, 'receive', options, Delivery.Value).result<T>(true);
     } catch (error) {
@@ -262,7 +278,7 @@ export abstract class ColMember {
    *
    * @throws {RangeError} (rejects) for a source outside the group or a bad tag.
    */
-  receiveMessage<T>(group: ColGroup, source: number, options?: MessageOptions): Promise<ReceivedMessage<T>> {
+  receiveMessage<T>(group: ColGroup, source: number, options?: ReceiveOptions): Promise<ReceivedMessage<T>> {
     try {
       return this.#core.postReceive(group, source, 'receiveMessage', options, Delivery.Envelope).result<ReceivedMessage<T>>(true);
     } catch (error) {

@@ -10,10 +10,10 @@ import { collectiveOf, describeSignature, sameOperation } from './engine/signatu
 import type { Signature } from './engine/signature.js';
 import { progressEngine } from './engine/progress.js';
 import { encodeMessage, decodeMessage } from './serialization/message.js';
-import { fromBytes, typeCodeOf } from './serialization/typed-arrays.js';
+import { fromBytes, typeCodeOf, viewBytes } from './serialization/typed-arrays.js';
 import type { BinaryValue } from './serialization/typed-arrays.js';
 import type { Serializer } from './serialization/serializer.js';
-import { CollectiveMismatchError } from './errors.js';
+import { CollectiveMismatchError, ReceiveBufferError } from './errors.js';
 import type { ColGroup } from '../groups/col-group.js';
 
 /** Largest user tag (MPI_TAG_UB is at least 32767; ours is 2^31 − 1). */
@@ -84,6 +84,13 @@ export function receiveTag(options: { readonly tag?: number } | undefined, opera
   return options?.tag === ANY_TAG ? ANY_TAG : sendTag(options, operation);
 }
 
+/** The buffer a receive fills (`options.into`), if any; TypeError for anything else than an ArrayBufferView. */
+export function receiveBuffer(options: { readonly into?: unknown } | undefined, operation: string): ArrayBufferView | undefined {
+  const into = options?.into;
+  if (into === undefined || ArrayBuffer.isView(into)) return into;
+  throw new TypeError(`${operation}: options.into must be a typed array, Buffer or DataView, not ${into === null ? 'null' : typeof into}`);
+}
+
 /** RangeError unless `source` is a rank of `group` or ANY_SOURCE. */
 export function checkSource(group: ColGroup, source: number, operation: string): void {
   if (source !== ANY_SOURCE) group.checkRank(source, operation, 'source');
@@ -97,6 +104,11 @@ export const enum Delivery {
   Envelope,
   /** The EncodedMessage, not decoded (to forward it, then decode). */
   Encoded,
+}
+
+/** Bytes per element of a typed array (1 for a DataView). */
+function elementBytes(view: ArrayBufferView): number {
+  return (view as Partial<Uint8Array>).BYTES_PER_ELEMENT ?? 1;
 }
 
 /** A member's receive: decodes the message and settles the caller's promise. */
@@ -119,6 +131,8 @@ export class MemberReceive extends Receive {
     private readonly delivery: Delivery,
     /** The receiving collective call's signature; undefined for point-to-point receives. */
     private readonly signature: Signature | undefined,
+    /** Where a binary message goes (`options.into`). */
+    private readonly into: ArrayBufferView | undefined = undefined,
   ) {
     super(route, operation, owner, destination, source, tag, signature !== undefined);
     this.state = 'waiting';
@@ -140,8 +154,28 @@ export class MemberReceive extends Receive {
   }
 
   private decoded(frame: Frame): unknown {
-    const value = decodeValue(this.serializer, frame.format, frame.bodies, frame.ownsFirstBody);
+    const value = this.into === undefined ? decodeValue(this.serializer, frame.format, frame.bodies, frame.ownsFirstBody) : this.placed(frame, this.into);
     return this.delivery === Delivery.Value ? value : { value, source: frame.source, tag: frame.tag };
+  }
+
+  override destinationFor(format: number, bytes: number): Uint8Array | undefined {
+    const into = this.into;
+    return into !== undefined && format < 256 && bytes <= into.byteLength && bytes % elementBytes(into) === 0 ? new Uint8Array(into.buffer, into.byteOffset, bytes) : undefined;
+  }
+
+  /** The message's bytes in `into` (copied there unless a device read them there), as a view of `into`'s kind. */
+  private placed(frame: Frame, into: ArrayBufferView): ArrayBufferView {
+    const body = frame.bodies[0];
+    if (frame.format >= 256 || frame.bodies.length !== 1 || body === undefined) {
+      throw new ReceiveBufferError(`${this.describe()}: the message is not binary data (a typed array, Buffer, DataView or ArrayBuffer), so it cannot be received into a buffer`);
+    }
+    const bytes = viewBytes(body);
+    const length = bytes.byteLength;
+    if (length > into.byteLength) throw new ReceiveBufferError(`${this.describe()}: the message's ${length} bytes do not fit in the buffer's ${into.byteLength}`);
+    const size = elementBytes(into);
+    if (length % size !== 0) throw new ReceiveBufferError(`${this.describe()}: the message's ${length} bytes are not a whole number of the buffer's ${size}-byte elements`);
+    if (bytes.buffer !== into.buffer || bytes.byteOffset !== into.byteOffset) new Uint8Array(into.buffer, into.byteOffset, length).set(bytes);
+    return into instanceof DataView ? new DataView(into.buffer, into.byteOffset, length) : (into as Uint8Array).subarray(0, length / size);
   }
 
   fail(error: Error): void {

@@ -246,8 +246,9 @@ export class TracedReceive extends MemberReceive {
     tag: number,
     serializer: Serializer,
     delivery: Delivery,
+    into: ArrayBufferView | undefined,
   ) {
-    super(route, operation, owner, destination, source, tag, serializer, delivery, undefined);
+    super(route, operation, owner, destination, source, tag, serializer, delivery, undefined, into);
     this.started = traceFile.now();
   }
 

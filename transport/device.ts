@@ -19,6 +19,11 @@ export interface DeviceHost {
   deliver(peer: number, frame: Frame): void;
   /** The link to `peer` failed (closed without goodbye, reset, timed out). */
   lost(peer: number, error: Error): void;
+  /**
+   * For a device that reads a frame's bodies itself before delivering it (shm's single copy):
+   * memory its receive wants its one binary body (of `format` below 256, `bytes` long) read into, if any.
+   */
+  destinationFor?(peer: number, frame: Frame, format: number, bytes: number): Uint8Array | undefined;
 }
 
 /** Told by a device once the bodies of a frame it kept may be reused. */

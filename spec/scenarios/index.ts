@@ -3,9 +3,9 @@ import type { ColGroupMaster } from '../../src/index.js';
 import { algorithms } from './algorithms.js';
 import { broadcastCounts, defaultChoice, hierarchicalVariants } from './hierarchical.js';
 import { onePerEndpoint, runHere } from './members.js';
-import { orderedStream, payloadExchange, payloadsFor, taskFarm } from './p2p.js';
+import { orderedStream, payloadExchange, payloadsFor, receiveInto, taskFarm } from './p2p.js';
 import { forgottenAwait, stalledExchange } from './diagnostics.js';
-import { blockedReceiver, largeMessages, largeUntilTheEnd, lentOrCopied, lentUnexpected, sizesAroundBoundaries, stoppedSender } from './rings.js';
+import { blockedReceiver, intoOneBuffer, largeMessages, largeUntilTheEnd, lentOrCopied, lentUnexpected, sizesAroundBoundaries, stoppedSender } from './rings.js';
 import { flood } from './floods.js';
 import { COLLECTIVE_CHECKS } from '../collective-checks.js';
 import { MAX_MEMBERS } from '../exercise.js';
@@ -36,6 +36,8 @@ export const scenarios: Record<string, Scenario> = {
   /** Every payload between pairs of endpoints' members (args.v8: the v8 serializer's payloads too). */
   payloads: (master, args) => runHere(master, onePerEndpoint(master), name('payloads'), payloadExchange(payloadsFor(args['v8'] === true))),
   /** 10,000 messages per neighbour, tags and ANY_TAG interleaved; args.perEndpoint members per endpoint. */
+  /** Binary messages received into the receivers' buffers, and the errors of ones that cannot be. */
+  receiveInto: (master) => runHere(master, onePerEndpoint(master), name('receiveInto'), receiveInto()),
   ordering: (master, args) => runHere(master, Array.from({ length: master.size }, () => Number(args['perEndpoint'] ?? 1)), name('ordering'), orderedStream(Number(args['count'] ?? 10_000))),
   /** Rank 0 returns from run() with a receive still pending. */
   forgotten: (master) => runHere(master, onePerEndpoint(master), name('forgotten'), forgottenAwait),
@@ -50,6 +52,8 @@ export const scenarios: Record<string, Scenario> = {
   lentUnexpected: (master, args) => runHere(master, onePerEndpoint(master), name('lentUnexpected'), lentUnexpected(master, Number(args['count']), Number(args['bytes']), Number(args['blockMs']))),
   /** args.count sendAsync calls of args.bytes from endpoint 0 to 1, which waits for each, then one it does not wait for. */
   lentOrCopied: (master, args) => runHere(master, onePerEndpoint(master), name('lentOrCopied'), lentOrCopied(master, Number(args['count']), Number(args['bytes']))),
+  /** args.count sendSync then sendAsync messages of args.bytes from endpoint 0 to 1, received into one buffer. */
+  intoOneBuffer: (master, args) => runHere(master, onePerEndpoint(master), name('intoOneBuffer'), intoOneBuffer(master, Number(args['count']), Number(args['bytes']))),
   /** Endpoint 0 sends 16 MiB messages to endpoint 1 while a shell stops and continues it. */
   stoppedSender: (master) => runHere(master, onePerEndpoint(master), name('stoppedSender'), stoppedSender(master)),
   /** args.calls allReduces of 1 MiB, then a last 1 MiB message around a ring, and the job ends. */

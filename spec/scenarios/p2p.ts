@@ -4,7 +4,7 @@
  * wildcards (a task farm on ANY_SOURCE/ANY_TAG with probe).
  */
 import { expect } from 'chai';
-import { ANY_SOURCE, ANY_TAG } from '../../src/index.js';
+import { ANY_SOURCE, ANY_TAG, ReceiveBufferError } from '../../src/index.js';
 import type { ColGroup, ColMember } from '../../src/index.js';
 import { PAYLOADS, expectSame } from '../payloads.js';
 import type { Payload } from '../payloads.js';
@@ -103,4 +103,81 @@ export function taskFarm(tasks: number): Body<number[] | null> {
     for (let worker = 1; worker < size; worker += 1) await member.sendAsync(group, 0, worker, { tag: STOP });
     return done;
   };
+}
+
+/** Doubles 0.5, 1.5, ... from `first`: a pattern each message has of its own. */
+function doubles(length: number, first: number): Float64Array {
+  return Float64Array.from({ length }, (_, i) => first + i + 0.5);
+}
+
+/** Message sizes (doubles) around the eager limit and the shared-memory single-copy and shared-copy sizes. */
+const INTO_LENGTHS = [0, 1, 1000, 25_600, 131_072, 524_288];
+
+/**
+ * Pairs (0, 1), (2, 3), ...: the lower rank sends doubles by sendSync and sendAsync; the higher
+ * receives them into buffers of its own (a larger Float64Array, a Uint8Array, a DataView at an
+ * offset), and gets a view over those buffers' first bytes holding the message. Then the errors:
+ * an object, a message too large and one of a length that is no whole number of elements each
+ * fail with ReceiveBufferError, taking their message, while an `into` that is no view fails
+ * before taking any. Each returns how many messages it received into a buffer.
+ */
+export function receiveInto(): Body<number> {
+  return async (member, group, rank) => {
+    const peer = rank ^ 1;
+    if (peer >= group.size()) return 0;
+    if (rank < peer) {
+      for (const [index, length] of INTO_LENGTHS.entries()) {
+        await member.sendSync(group, doubles(length, index), peer);
+        await member.sendAsync(group, doubles(length, index + 100), peer);
+        await member.sendSync(group, doubles(length, index + 200), peer);
+        await member.sendAsync(group, doubles(length, index + 300), peer, { tag: 5 });
+      }
+      await member.sendSync(group, { not: 'binary' }, peer);
+      await member.sendSync(group, new Float64Array(16), peer);
+      await member.sendSync(group, new Uint8Array(12), peer);
+      await member.sendSync(group, 'after the errors', peer);
+      return 0;
+    }
+    let received = 0;
+    for (const [index, length] of INTO_LENGTHS.entries()) {
+      const buffer = new Float64Array(length + 3).fill(-1);
+      for (const first of [index, index + 100]) {
+        const value = await member.receive<Float64Array>(group, peer, { into: buffer });
+        expect(value).to.be.instanceOf(Float64Array);
+        expect(value.buffer).to.equal(buffer.buffer);
+        expect(value.byteOffset).to.equal(buffer.byteOffset);
+        expect([...value], `${length} doubles received into a Float64Array`).to.deep.equal([...doubles(length, first)]);
+        expect([...buffer.subarray(length)], 'the buffer past the message').to.deep.equal([-1, -1, -1]);
+        received += 1;
+      }
+      const bytes = new Uint8Array(length * 8);
+      const asBytes = await member.receive<Uint8Array>(group, peer, { into: bytes });
+      expect(asBytes).to.be.instanceOf(Uint8Array);
+      expect(asBytes.buffer).to.equal(bytes.buffer);
+      expect([...new Float64Array(asBytes.buffer, asBytes.byteOffset, length)]).to.deep.equal([...doubles(length, index + 200)]);
+      const memory = new ArrayBuffer(length * 8 + 16);
+      const { value, source, tag } = await member.receiveMessage<DataView>(group, peer, { tag: 5, into: new DataView(memory, 8) });
+      expect([source, tag]).to.deep.equal([peer, 5]);
+      expect(value).to.be.instanceOf(DataView);
+      expect([value.buffer, value.byteOffset, value.byteLength]).to.deep.equal([memory, 8, length * 8]);
+      expect([...new Float64Array(memory, 8, length)]).to.deep.equal([...doubles(length, index + 300)]);
+      received += 2;
+    }
+    const small = new Float64Array(8);
+    await expectRejection(member.receive(group, peer, { into: small }), ReceiveBufferError, /not binary data/);
+    await expectRejection(member.receive(group, peer, { into: small }), ReceiveBufferError, /128 bytes do not fit in the buffer's 64/);
+    await expectRejection(member.receive(group, peer, { into: small }), ReceiveBufferError, /12 bytes are not a whole number of the buffer's 8-byte elements/);
+    await expectRejection(member.receive(group, peer, { into: [0, 0] as unknown as ArrayBufferView }), TypeError, /options\.into must be a typed array, Buffer or DataView, not object/);
+    expect(await member.receive(group, peer)).to.equal('after the errors');
+    return received;
+  };
+}
+
+async function expectRejection(promise: Promise<unknown>, type: new (...args: never[]) => Error, message: RegExp): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).to.be.instanceOf(type);
+  expect((error as Error).message).to.match(message);
 }

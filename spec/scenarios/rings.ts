@@ -187,6 +187,32 @@ export function lentOrCopied(master: ColGroupMaster, count: number, bytes: numbe
   };
 }
 
+/**
+ * Rank 0 sends `count` messages of `bytes` doubles by sendSync, then `count` by sendAsync; rank 1
+ * receives each into one buffer of its own, checks it, and returns how many bodies its shm device
+ * read straight into that buffer.
+ */
+export function intoOneBuffer(master: ColGroupMaster, count: number, bytes: number): Body<number> {
+  return async (member, group, rank) => {
+    const length = bytes / 8;
+    if (rank === 0) {
+      for (let index = 0; index < 2 * count; index += 1) {
+        const message = new Float64Array(length).fill(index);
+        await (index < count ? member.sendSync(group, message, 1) : member.sendAsync(group, message, 1));
+      }
+      return 0;
+    }
+    const device = shmDeviceTowards(master, group.endpointOf(0));
+    const buffer = new Float64Array(length);
+    for (let index = 0; index < 2 * count; index += 1) {
+      const value = await member.receive<Float64Array>(group, 0, { into: buffer });
+      expect(value.buffer).to.equal(buffer.buffer);
+      if (value[0] !== index || value[length - 1] !== index) throw new Error(`message ${index} arrived as ${value[0]}..${value[length - 1]}`);
+    }
+    return device.stats.readIntoBuffers;
+  };
+}
+
 /** What the sender of largeMessages reports. */
 export interface LargeReport {
   readonly sent: number;

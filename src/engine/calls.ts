@@ -136,6 +136,11 @@ export abstract class Receive extends MailboxCall {
 
   /** The message is here: `frame` holds its envelope, signature, format and bodies. */
   abstract complete(frame: Frame): void;
+
+  /** Memory this receive wants a message's one binary body of `bytes` (format below 256) read into, if any. */
+  destinationFor(_format: number, _bytes: number): Uint8Array | undefined {
+    return undefined;
+  }
 }
 
 /** What a probe reports: the envelope and size of a message that has arrived and waits. */

@@ -508,6 +508,20 @@ export class Engine implements DeviceHost, CallTracker {
     }
   }
 
+  /**
+   * Memory that the receive `frame` will complete wants its one binary body read into (see
+   * Receive.destinationFor), asked by a device that reads bodies itself, just before it delivers
+   * the frame: the cleared receive of a Data frame, or the receive a point-to-point Eager frame
+   * matches now.
+   */
+  destinationFor(peer: number, frame: Frame, format: number, bytes: number): Uint8Array | undefined {
+    const link = this.links[peer];
+    if (link === undefined || link.failure !== undefined) return undefined;
+    if (frame.type === FrameType.Data) return link.awaitingData.get(frame.id)?.destinationFor(format, bytes);
+    if (frame.type !== FrameType.Eager || (frame.flags & FLAG_COLLECTIVE) !== 0 || this.routes.get(frame.context)?.failure !== undefined) return undefined;
+    return this.mailboxesByContext.get(frame.context)?.[frame.destination]?.receiveFor(frame)?.destinationFor(format, bytes);
+  }
+
   private arrive(link: Link, frame: Frame): void {
     if (this.routes.get(frame.context)?.failure !== undefined) {
       this.drop(link, frame);

@@ -118,7 +118,7 @@ export class Mailbox {
   /** Point-to-point messages waiting here, so wildcard receives skip the scan when there are none. */
   private unmatched = 0;
   private nextStamp = 1;
-  /** Where findUnmatched found its message. */
+  /** Where findUnmatched found its message, or receivesFor its receive. */
   private foundIndex = -1;
 
   /** A message arrived: returns the receive it completes (removed from the mailbox), or keeps the frame as unmatched. */
@@ -130,13 +130,8 @@ export class Mailbox {
       if (receive === undefined) append(this.collectiveArrivals, key, frame);
       return receive;
     }
-    const queue = this.sources[frame.source];
-    const specific = queue === undefined ? -1 : firstAccepting(queue.receives, frame.tag);
-    const wildcard = firstAccepting(this.wildcards, frame.tag);
-    if (specific >= 0 && (wildcard < 0 || (queue as SourceQueue).receives.at(specific).stamp < this.wildcards.at(wildcard).stamp)) {
-      return (queue as SourceQueue).receives.removeAt(specific);
-    }
-    if (wildcard >= 0) return this.wildcards.removeAt(wildcard);
+    const receives = this.receivesFor(frame);
+    if (receives !== undefined) return receives.removeAt(this.foundIndex);
     frame.stamp = this.nextStamp++;
     this.sourceQueue(frame.source).arrivals.push(frame);
     this.unmatched += 1;
@@ -148,6 +143,25 @@ export class Mailbox {
       probe.found(frame);
     }
     return undefined;
+  }
+
+  /** The receive a point-to-point message arriving now would complete, left in place. */
+  receiveFor(frame: Frame): Receive | undefined {
+    return this.receivesFor(frame)?.at(this.foundIndex);
+  }
+
+  /** The queue holding the receive that `frame` (point-to-point) matches, at foundIndex: the earliest posted of the specific and the wildcard ones. */
+  private receivesFor(frame: Frame): Queue<Receive> | undefined {
+    const queue = this.sources[frame.source];
+    const specific = queue === undefined ? -1 : firstAccepting(queue.receives, frame.tag);
+    const wildcard = firstAccepting(this.wildcards, frame.tag);
+    if (specific >= 0 && (wildcard < 0 || (queue as SourceQueue).receives.at(specific).stamp < this.wildcards.at(wildcard).stamp)) {
+      this.foundIndex = specific;
+      return (queue as SourceQueue).receives;
+    }
+    if (wildcard < 0) return undefined;
+    this.foundIndex = wildcard;
+    return this.wildcards;
   }
 
   /** A receive was posted: returns the unmatched message it takes (removed), or keeps the receive. */

@@ -241,20 +241,31 @@ function lentBody(lent: LentList, address: number, length: number): BinaryValue 
   return undefined;
 }
 
+/** Memory a receive wants a single body of `format` and `bytes` read into (DeviceHost.destinationFor), if any. */
+export type Destination = (format: number, bytes: number) => Uint8Array | undefined;
+
 /**
  * Reads the bodies a by-reference frame describes from process `pid` (a large single body
- * together with the sender, through `job`), and makes it the frame it stands for.
+ * together with the sender, through `job`), and makes it the frame it stands for. A single body
+ * goes where `destination` says, if it names memory: read by the receiver alone, since a
+ * sender late with a chunk could still write it there after the receive handed it over.
  */
-export function fetchBodies(frame: Frame, pid: number, native: ShmNative, job: CopyJob): Frame {
+export function fetchBodies(frame: Frame, pid: number, native: ShmNative, job: CopyJob, destination: Destination): Frame {
   const table = viewBytes(frame.bodies[0] as ArrayBufferView);
-  let buffers: ArrayBuffer[];
+  let bodies: Uint8Array[];
   try {
     const single = tableCount(table) === 1 ? tableEntry(table, 0) : undefined;
-    buffers = single !== undefined && single.length >= SHARED_COPY_BYTES ? [copyTogether(single, pid, native, job)] : native.fetch(pid, table);
+    const into = single === undefined ? undefined : destination(tableFormat(table), single.length);
+    if (single !== undefined && into !== undefined) {
+      native.readChunk(pid, single.address, into, 0, single.length);
+      bodies = [into];
+    } else {
+      const buffers = single !== undefined && single.length >= SHARED_COPY_BYTES ? [copyTogether(single, pid, native, job)] : native.fetch(pid, table);
+      bodies = buffers.map((buffer) => new Uint8Array(buffer));
+    }
   } catch (error) {
     throw new TransportError(`cannot read a message's bodies from process ${pid}: ${(error as Error).message}`, { cause: error });
   }
-  const bodies = buffers.map((buffer) => new Uint8Array(buffer));
   frame.flags &= ~FLAG_BODIES_AT_SENDER;
   frame.format = tableFormat(table);
   frame.bodies = bodies;
