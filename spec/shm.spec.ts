@@ -62,6 +62,11 @@ for (const { processes, threads, between } of [
       }
     });
 
+    it('deliver what a sender sent before it closed, and drop the credit for it that has nowhere to go', async function () {
+      const results = (await runScenario(processes, threads, 'receivedAfterClose', { count: 10, bytes: 128 * 1024, sleepMs: 300 }, { CCJS_TRANSPORT: 'shm' })).results as [[number], [number]];
+      expect(results).to.deep.equal([[10], [10]]);
+    });
+
     it('lend large sendAsync data to a receiver that waits for it, and copy it for one that does not', async function () {
       const results = (await runScenario(processes, threads, 'lentOrCopied', { count: 40, bytes: 1024 * 1024 }, { CCJS_TRANSPORT: 'shm' })).results as [[LentOrCopiedReport], [number]];
       expectLentOrCopied(results);

@@ -5,7 +5,7 @@ import { broadcastCounts, defaultChoice, hierarchicalVariants } from './hierarch
 import { onePerEndpoint, runHere } from './members.js';
 import { orderedStream, payloadExchange, payloadsFor, receiveInto, taskFarm } from './p2p.js';
 import { forgottenAwait, stalledExchange } from './diagnostics.js';
-import { blockedReceiver, intoOneBuffer, largeMessages, largeUntilTheEnd, lentOrCopied, lentUnexpected, sizesAroundBoundaries, stoppedSender } from './rings.js';
+import { blockedReceiver, intoOneBuffer, largeMessages, largeUntilTheEnd, lentOrCopied, lentUnexpected, receivedAfterClose, sizesAroundBoundaries, stoppedSender } from './rings.js';
 import { flood } from './floods.js';
 import { COLLECTIVE_CHECKS } from '../collective-checks.js';
 import { MAX_MEMBERS } from '../exercise.js';
@@ -54,6 +54,8 @@ export const scenarios: Record<string, Scenario> = {
   lentOrCopied: (master, args) => runHere(master, onePerEndpoint(master), name('lentOrCopied'), lentOrCopied(master, Number(args['count']), Number(args['bytes']))),
   /** args.count sendSync then sendAsync messages of args.bytes from endpoint 0 to 1, received into one buffer. */
   intoOneBuffer: (master, args) => runHere(master, onePerEndpoint(master), name('intoOneBuffer'), intoOneBuffer(master, Number(args['count']), Number(args['bytes']))),
+  /** Endpoint 0 sends args.count messages of args.bytes and closes; endpoint 1 receives them after args.sleepMs. */
+  receivedAfterClose: (master, args) => runHere(master, onePerEndpoint(master), name('receivedAfterClose'), receivedAfterClose(Number(args['count']), Number(args['bytes']), Number(args['sleepMs']))),
   /** Endpoint 0 sends 16 MiB messages to endpoint 1 while a shell stops and continues it. */
   stoppedSender: (master) => runHere(master, onePerEndpoint(master), name('stoppedSender'), stoppedSender(master)),
   /** args.calls allReduces of 1 MiB, then a last 1 MiB message around a ring, and the job ends. */

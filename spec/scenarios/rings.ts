@@ -188,9 +188,9 @@ export function lentOrCopied(master: ColGroupMaster, count: number, bytes: numbe
 }
 
 /**
- * Rank 0 sends `count` messages of `bytes` doubles by sendSync, then `count` by sendAsync; rank 1
- * receives each into one buffer of its own, checks it, and returns how many bodies its shm device
- * read straight into that buffer.
+ * Rank 0 sends `count` messages of `bytes` doubles by sendSync, then `count` by sendAsync, each
+ * once rank 1 said (tag 1) that its receive is posted; rank 1 receives each into one buffer of its
+ * own, checks it, and returns how many bodies its shm device read straight into that buffer.
  */
 export function intoOneBuffer(master: ColGroupMaster, count: number, bytes: number): Body<number> {
   return async (member, group, rank) => {
@@ -198,6 +198,7 @@ export function intoOneBuffer(master: ColGroupMaster, count: number, bytes: numb
     if (rank === 0) {
       for (let index = 0; index < 2 * count; index += 1) {
         const message = new Float64Array(length).fill(index);
+        await member.receive(group, 1, { tag: 1 });
         await (index < count ? member.sendSync(group, message, 1) : member.sendAsync(group, message, 1));
       }
       return 0;
@@ -205,11 +206,30 @@ export function intoOneBuffer(master: ColGroupMaster, count: number, bytes: numb
     const device = shmDeviceTowards(master, group.endpointOf(0));
     const buffer = new Float64Array(length);
     for (let index = 0; index < 2 * count; index += 1) {
-      const value = await member.receive<Float64Array>(group, 0, { into: buffer });
+      const received = member.receive<Float64Array>(group, 0, { into: buffer });
+      await member.sendAsync(group, 'posted', 0, { tag: 1 });
+      const value = await received;
       expect(value.buffer).to.equal(buffer.buffer);
       if (value[0] !== index || value[length - 1] !== index) throw new Error(`message ${index} arrived as ${value[0]}..${value[length - 1]}`);
     }
     return device.stats.readIntoBuffers;
+  };
+}
+
+/**
+ * Rank 0 sends `count` messages of `bytes` by sendAsync and ends at once (its endpoint closes);
+ * rank 1 receives them only after `sleepMs`, returning credit for them to a peer that is gone.
+ * Rank 1 returns how many arrived intact.
+ */
+export function receivedAfterClose(count: number, bytes: number, sleepMs: number): Body<number> {
+  return async (member, group, rank) => {
+    if (rank === 0) {
+      for (let index = 0; index < count; index += 1) await member.sendAsync(group, pattern(index, bytes), 1);
+      return count;
+    }
+    await new Promise((resolve) => setTimeout(resolve, sleepMs));
+    for (let index = 0; index < count; index += 1) expectPattern(await member.receive(group, 0), index, bytes);
+    return count;
   };
 }
 

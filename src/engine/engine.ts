@@ -310,6 +310,9 @@ export class Engine implements DeviceHost, CallTracker {
    * whoever waits for the release may wait for the peer to read the bodies (see Device.send).
    */
   private output(link: Link, frame: Frame, releasable: SendCall | { released(): void } | undefined, lend = false): boolean {
+    // A peer that closed (or is lost) reads nothing more. What still comes this far is control, such
+    // as the credit of its messages received after it closed, and is dropped: its device may be gone.
+    if (link.failure !== undefined) return true;
     frame.credit = link.owed;
     link.owed = 0;
     return link.device.send(link.peer, frame, releasable, lend);
