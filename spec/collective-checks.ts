@@ -99,7 +99,7 @@ function contents(object: unknown): unknown {
 }
 
 /** The error a call rejected with, or undefined if it resolved. */
-async function failureOf(call: Promise<unknown>): Promise<unknown> {
+export async function failureOf(call: Promise<unknown>): Promise<unknown> {
   try {
     await call;
     return undefined;

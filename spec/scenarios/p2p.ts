@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { ANY_SOURCE, ANY_TAG, ReceiveBufferError } from '../../src/index.js';
 import type { ColGroup, ColMember } from '../../src/index.js';
 import { PAYLOADS, expectSame } from '../payloads.js';
+import { failureOf } from '../collective-checks.js';
 import type { Payload } from '../payloads.js';
 
 export type Body<T = unknown> = (member: ColMember, group: ColGroup, rank: number) => Promise<T>;
@@ -174,10 +175,7 @@ export function receiveInto(): Body<number> {
 }
 
 async function expectRejection(promise: Promise<unknown>, type: new (...args: never[]) => Error, message: RegExp): Promise<void> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
+  const error = await failureOf(promise);
   expect(error).to.be.instanceOf(type);
   expect((error as Error).message).to.match(message);
 }

@@ -860,7 +860,7 @@ export class Engine implements DeviceHost, CallTracker {
     this.closing = true;
     const lost = this.firstLost === undefined ? 0 : this.firstLost + 1;
     for (const link of this.links) {
-      if (link && link.failure === undefined && link.peer !== this.rank) this.output(link, new Frame(FrameType.Goodbye, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0, lost), undefined);
+      if (link && link.peer !== this.rank) this.output(link, new Frame(FrameType.Goodbye, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0, lost), undefined);
     }
   }
 

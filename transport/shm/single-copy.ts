@@ -252,10 +252,11 @@ export type Destination = (format: number, bytes: number) => Uint8Array | undefi
  */
 export function fetchBodies(frame: Frame, pid: number, native: ShmNative, job: CopyJob, destination: Destination): Frame {
   const table = viewBytes(frame.bodies[0] as ArrayBufferView);
+  const format = tableFormat(table);
   let bodies: Uint8Array[];
   try {
     const single = tableCount(table) === 1 ? tableEntry(table, 0) : undefined;
-    const into = single === undefined ? undefined : destination(tableFormat(table), single.length);
+    const into = single === undefined ? undefined : destination(format, single.length);
     if (single !== undefined && into !== undefined) {
       native.readChunk(pid, single.address, into, 0, single.length);
       bodies = [into];
@@ -267,7 +268,7 @@ export function fetchBodies(frame: Frame, pid: number, native: ShmNative, job: C
     throw new TransportError(`cannot read a message's bodies from process ${pid}: ${(error as Error).message}`, { cause: error });
   }
   frame.flags &= ~FLAG_BODIES_AT_SENDER;
-  frame.format = tableFormat(table);
+  frame.format = format;
   frame.bodies = bodies;
   frame.size = bodies.reduce((sum, body) => sum + body.byteLength, 0);
   frame.ownsFirstBody = bodies.length > 0;
