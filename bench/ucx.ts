@@ -2,8 +2,9 @@
  * The UCX device beside ucx_perftest, in one run, over UCX_TLS=tcp and UCX_TLS=sm (rounds
  * alternate the measurements in fresh processes, so that all see the same machine noise):
  *   - 8-byte hop between two processes: ccjs (Float64Array(1)) beside ucx_perftest tag_lat;
- *   - ping-pong bandwidth at 1 MiB and 16 MiB: ccjs (sendSync, MPI_Send's contract) beside
- *     ucx_perftest tag_lat at the same size (a ping-pong too), and tag_bw (a stream) for scale;
+ *   - ping-pong bandwidth at 1 MiB and 16 MiB: ccjs (sendSync, MPI_Send's contract; received into
+ *     new memory, and into one buffer as MPI_Recv and ucx_perftest do) beside ucx_perftest tag_lat
+ *     at the same size (a ping-pong too), and tag_bw (a stream) for scale;
  *   - ucx_perftest tag_lat at each size again with -e, the peer error handling ccjs runs with
  *     (and its UCX_{POSIX,SYSV}_ERROR_HANDLING=y), which changes UCX's protocols;
  *   - the time from a kill -9 of a process to the PeerLostError of a receive pending on it.
@@ -41,6 +42,8 @@ const SERIES: Series[] = [
   { name: '8 B', value: Float64Array.of(1.5), repeats: SMALL },
   { name: '1 MiB', value: new Float64Array(MiB / 8).fill(1.5), repeats: ONE_MIB, sync: true },
   { name: '16 MiB', value: new Float64Array((16 * MiB) / 8).fill(1.5), repeats: SIXTEEN_MIB, sync: true },
+  { name: '1 MiB into a buffer', value: new Float64Array(MiB / 8).fill(1.5), repeats: ONE_MIB, sync: true, into: true },
+  { name: '16 MiB into a buffer', value: new Float64Array((16 * MiB) / 8).fill(1.5), repeats: SIXTEEN_MIB, sync: true, into: true },
 ];
 
 // ---- ccjs ----
@@ -184,6 +187,7 @@ function report(all: Samples, rounds: number, reference: boolean): void {
       { name: `ucx_perftest tag_bw, ${name} stream (UCX_TLS=${tls})`, samples: `perftest bw ${tls} ${name}`, unit: 'MB/s', bytes },
       { name: `ccjs ucx, ${name} ping-pong, sendSync (UCX_TLS=${tls})`, samples: `${tls} ${name}`, unit: 'MB/s', bytes, reference: `perftest ${tls} ${name}`, target: '≥ 0.9×', label: `${name} ping-pong over ${tls}` },
       { name: `the same against ucx_perftest -e (UCX_TLS=${tls})`, samples: `${tls} ${name}`, unit: 'MB/s', bytes, reference: `perftest -e ${tls} ${name}` },
+      { name: `ccjs ucx, ${name} ping-pong, sendSync, receive into a buffer (UCX_TLS=${tls})`, samples: `${tls} ${name} into a buffer`, unit: 'MB/s', bytes, reference: `perftest ${tls} ${name}`, target: '≥ 0.9×', label: `${name} into a buffer over ${tls}` },
     ]),
     { name: `kill -9 to PeerLostError of a pending receive (UCX_TLS=${tls})`, samples: `${tls} kill -9`, unit: 'ms' },
   ]);

@@ -18,6 +18,13 @@
 // only for contiguous data). The tag says who sent a message and, on a frame's first part, how
 // many parts follow: the receiver hands the parts over together. UCX matches one sender's
 // messages in the order they were sent, so the parts that follow a first part are its own.
+//
+// The body of a message that a receive waits for with a buffer of its own (receive's `into`) is
+// received straight into that buffer. For a message the receiver cleared (rendezvous), the engine
+// names the buffer by the frame's id before it clears it (expect()), and the sender puts that id in
+// the tag of the part. A message sent without asking (a binary point-to-point one the peer may
+// read from the sender's memory) is marked "deferred" by its sender: its body is left in UCX's
+// hands until JavaScript, having read the frame's header, says where it goes (receiveHeld()).
 #include <napi.h>
 #include <uv.h>
 #include <ucp/api/ucp.h>
@@ -31,6 +38,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -50,17 +58,30 @@ constexpr size_t COPY_OUT_BYTES = ccjs::POOLED_BYTES;
 
 size_t Padded(size_t bytes) { return (bytes + 7) & ~static_cast<size_t>(7); }
 
-// The tag: the sender's rank in the low 32 bits, the parts that follow this one in the high 32.
-constexpr int FOLLOWING_SHIFT = 32;
-ucp_tag_t TagOf(uint32_t rank, uint32_t following) { return static_cast<ucp_tag_t>(rank) | (static_cast<ucp_tag_t>(following) << FOLLOWING_SHIFT); }
+// The tag: the sender's rank in the low 31 bits, then the deferred flag; in the high 32, on a
+// frame's first part how many parts follow it, on a part that follows the key (0: none) of the
+// buffer expected for it.
+constexpr int HIGH_SHIFT = 32;
+constexpr uint32_t MAX_RANK = 0x7fffffff;
+constexpr ucp_tag_t DEFERRED = ucp_tag_t{1} << 31;
+ucp_tag_t TagOf(uint32_t rank, uint32_t high, bool deferred = false) {
+  return static_cast<ucp_tag_t>(rank) | (static_cast<ucp_tag_t>(high) << HIGH_SHIFT) | (deferred ? DEFERRED : 0);
+}
+
+// A buffer of JavaScript's that a part is expected to be received into (expect()).
+struct Expected {
+  Napi::Reference<Napi::Value> buffer;
+  void* data;
+  size_t length;
+};
 
 class UcxWorker;
 
 struct Receive {
-  UcxWorker* worker;
-  uint32_t rank;
-  void* data;
-  size_t length;
+  UcxWorker* worker = nullptr;
+  uint32_t rank = 0;
+  void* data = nullptr;
+  size_t length = 0;
   void* request = nullptr;
   // On a frame's first part: how many parts follow it (they are the next receives of its peer).
   uint32_t following = 0;
@@ -70,7 +91,17 @@ struct Receive {
   // Counted in the worker's operations in flight.
   bool counted = false;
   ucs_status_t status = UCS_OK;
+  // When `data` is JavaScript's buffer (an expected part), that buffer; else `data` is ReceiveMemory's.
+  Napi::Reference<Napi::Value> buffer;
+  // A deferred part not received yet (data is null): its message, for receiveHeld().
+  ucp_tag_message_h message = nullptr;
 };
+
+// Gives a receive's memory back (ReceiveMemory's) or lets go of JavaScript's buffer, and frees it.
+void Free(Receive* receive) {
+  if (receive->data != nullptr && receive->buffer.IsEmpty()) ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
+  delete receive;
+}
 
 // A frame's parts in flight, reported as sent once UCX is done with every one.
 struct Send {
@@ -93,6 +124,8 @@ struct Peer {
   std::deque<Receive*> receives;
   // Parts still to come of the frame whose first part arrived last.
   uint32_t following = 0;
+  // Buffers parts from this peer are expected to be received into, by key.
+  std::unordered_map<uint32_t, Expected> expected;
 };
 
 struct Completion {
@@ -113,7 +146,8 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
                        {InstanceMethod("address", &UcxWorker::Address), InstanceMethod("connect", &UcxWorker::Connect),
                         InstanceMethod("send", &UcxWorker::SendFrame), InstanceMethod("takeHeld", &UcxWorker::TakeHeld),
                         InstanceMethod("arm", &UcxWorker::Arm), InstanceMethod("busy", &UcxWorker::Busy),
-                        InstanceMethod("sending", &UcxWorker::Sending),
+                        InstanceMethod("sending", &UcxWorker::Sending), InstanceMethod("expect", &UcxWorker::Expect),
+                        InstanceMethod("receiveHeld", &UcxWorker::ReceiveHeld),
                         InstanceMethod("lanes", &UcxWorker::Lanes),
                         InstanceMethod("disconnect", &UcxWorker::Disconnect), InstanceMethod("close", &UcxWorker::Close)});
   }
@@ -124,6 +158,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
   explicit UcxWorker(const Napi::CallbackInfo& info) : Napi::ObjectWrap<UcxWorker>(info) {
     Napi::Env env = info.Env();
     rank_ = info[0].As<Napi::Number>().Uint32Value();
+    if (rank_ > MAX_RANK) throw Napi::RangeError::New(env, "UcxWorker: rank " + std::to_string(rank_) + " does not fit in a tag");
     wake_ = Napi::Persistent(info[1].As<Napi::Function>());
     Napi::ArrayBuffer inbox = info[2].As<Napi::ArrayBuffer>();
     Napi::ArrayBuffer outbox = info[3].As<Napi::ArrayBuffer>();
@@ -173,9 +208,16 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
     uv_unref(reinterpret_cast<uv_handle_t*>(prepare_));
     async_ = std::make_unique<Napi::AsyncContext>(env, "ccjs:ucx");
+    OfThisThread().push_back(this);
   }
 
   ~UcxWorker() override { Destroy(); }
+
+  // The workers of this thread (those not destroyed yet).
+  static std::vector<UcxWorker*>& OfThisThread() {
+    static thread_local std::vector<UcxWorker*> workers;
+    return workers;
+  }
 
  private:
   // address(): this worker's address, for peers to connect to.
@@ -208,14 +250,17 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     return info.Env().Undefined();
   }
 
-  // send(rank, parts, token): sends the parts (Uint8Arrays) of one frame, each as a contiguous
-  // message. True when UCX is done with them at once; otherwise progress() reports
-  // [SENT, rank, token] once they may all be reused.
+  // send(rank, parts, token, key, deferred): sends the parts (Uint8Arrays) of one frame, each as a
+  // contiguous message, those after the first with `key` (0: none; see expect()) or, `deferred`, to
+  // be received where receiveHeld() says. True when UCX is done with them at once; otherwise
+  // progress() reports [SENT, rank, token] once they may all be reused.
   Napi::Value SendFrame(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     uint32_t rank = info[0].As<Napi::Number>().Uint32Value();
     Napi::Array parts = info[1].As<Napi::Array>();
     uint32_t token = info[2].As<Napi::Number>().Uint32Value();
+    uint32_t key = info[3].As<Napi::Number>().Uint32Value();
+    bool deferred = info[4].As<Napi::Boolean>().Value();
     if (rank >= peers_.size() || peers_[rank].ep == nullptr) throw Napi::Error::New(env, "no UCX endpoint to endpoint " + std::to_string(rank));
     Peer& peer = peers_[rank];
     uint32_t count = parts.Length();
@@ -230,7 +275,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     for (uint32_t i = 0; i < count; i += 1) {
       Napi::Value value = parts.Get(i);
       Napi::Uint8Array part = value.As<Napi::Uint8Array>();
-      ucs_status_ptr_t request = ucp_tag_send_nbx(peer.ep, part.Data(), part.ByteLength(), TagOf(rank_, i == 0 ? count - 1 : 0), &params);
+      ucs_status_ptr_t request = ucp_tag_send_nbx(peer.ep, part.Data(), part.ByteLength(), TagOf(rank_, i == 0 ? count - 1 : key, i > 0 && deferred), &params);
       // Done at once, or failed (the peer's failure comes through its error handler): that part is free.
       if (request == nullptr || UCS_PTR_IS_ERR(request)) continue;
       send->pending += 1;
@@ -293,8 +338,9 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
 
   uint32_t Progress(bool drain) {
     // A spinning caller polls again at once: one round, since over TCP every round is a system call
-    // (epoll_wait), which a second round after a message would add to every hop.
-    uint32_t events = drain ? Drain() : Drain(1);
+    // (epoll_wait), which a second round after a message would add to every hop; but while a large
+    // message streams (through shared memory's FIFO, a fragment per round), rounds until it stalls.
+    uint32_t events = drain || sending_ + receiving_ > 0 ? Drain() : Drain(1);
     uint32_t records = 0;
     if (!completions_.empty()) {
       // Swapped with a vector kept between calls, so that neither allocates once warm.
@@ -354,8 +400,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       for (size_t i = 0; i < parts; i += 1) {
         Receive* receive = peer.receives.front();
         peer.receives.pop_front();
-        ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
-        delete receive;
+        Release(receive);
       }
       return true;
     }
@@ -370,8 +415,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     if (length > 0) memcpy(inbox_ + at, first->data, length);
     at += Padded(length);
     peer.receives.pop_front();
-    ccjs::ReceiveMemory::OfThisThread().Give(first->data, first->length);
-    delete first;
+    Release(first);
     return true;
   }
 
@@ -387,7 +431,17 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       frame = TakeBuffer(env, parts[0]);
     } else {
       Napi::Array array = Napi::Array::New(env, parts.size());
-      for (size_t i = 0; i < parts.size(); i += 1) array.Set(static_cast<uint32_t>(i), TakeBuffer(env, parts[i]));
+      for (size_t i = 0; i < parts.size(); i += 1) {
+        if (parts[i]->message == nullptr) {
+          array.Set(static_cast<uint32_t>(i), TakeBuffer(env, parts[i]));
+          continue;
+        }
+        // A deferred part: its length now, itself from receiveHeld().
+        array.Set(static_cast<uint32_t>(i), Napi::Number::New(env, static_cast<double>(parts[i]->length)));
+        if (awaiting_ != nullptr) Release(awaiting_);
+        awaiting_ = parts[i];
+        parts[i] = nullptr;
+      }
       frame = array;
     }
     for (Receive* receive : parts) delete receive;
@@ -411,6 +465,18 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
 
   // sending(): whether UCX still sends something of ours (a frame of the outbox's among them).
   Napi::Value Sending(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), sending_ > 0); }
+
+  // expect(rank, key, buffer): the part from `rank` sent with `key` (see send()) is received straight
+  // into `buffer` (a Uint8Array kept until then), if it has the buffer's length. takeHeld() then
+  // gives `buffer` itself as that part.
+  Napi::Value Expect(const Napi::CallbackInfo& info) {
+    uint32_t rank = info[0].As<Napi::Number>().Uint32Value();
+    uint32_t key = info[1].As<Napi::Number>().Uint32Value();
+    Napi::Uint8Array buffer = info[2].As<Napi::Uint8Array>();
+    if (rank >= peers_.size() || peers_[rank].ep == nullptr || key == 0) throw Napi::Error::New(info.Env(), "expect: no UCX endpoint to endpoint " + std::to_string(rank) + " or key 0");
+    peers_[rank].expected[key] = Expected{Napi::Persistent(info[2]), buffer.Data(), buffer.ByteLength()};
+    return info.Env().Undefined();
+  }
 
   // lanes(rank): UCX's description of the endpoint to `rank` (ucp_ep_print_info): which transports it uses.
   Napi::Value Lanes(const Napi::CallbackInfo& info) {
@@ -451,6 +517,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     for (Receive* receive : peer.receives) Abandon(receive);
     peer.receives.clear();
     peer.following = 0;
+    peer.expected.clear();
     ucp_request_param_t params{};
     params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     params.flags = flags;
@@ -463,11 +530,89 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     ucp_request_free(request);
   }
 
+  // Frees a receive that is done with; a deferred part never received is received and dropped (UCX holds its message until then).
+  void Release(Receive* receive) {
+    if (receive->message == nullptr) {
+      Free(receive);
+      return;
+    }
+    ucp_tag_message_h message = receive->message;
+    receive->message = nullptr;
+    receive->done = false;
+    receive->orphan = true;
+    receive->data = ccjs::ReceiveMemory::OfThisThread().Take(receive->length);
+    ucp_request_param_t params{};
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    params.cb.recv = OnReceived;
+    params.user_data = receive;
+    ucs_status_ptr_t request = ucp_tag_msg_recv_nbx(worker_, receive->data, receive->length, message, &params);
+    if (request == nullptr || UCS_PTR_IS_ERR(request)) Free(receive);
+  }
+
+  // receiveHeld(buffer): receives the deferred part of the frame takeHeld() just gave (as its
+  // length) into `buffer` (a Uint8Array of that length; else new memory), progressing the worker
+  // until it is in. Returns the part (`buffer` itself, or an ArrayBuffer); throws if UCX fails it
+  // (its peer lost).
+  Napi::Value ReceiveHeld(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::unique_ptr<Receive> receive(awaiting_);
+    awaiting_ = nullptr;
+    if (!receive) throw Napi::Error::New(env, "receiveHeld: no part waits");
+    if (info[0].IsTypedArray() && info[0].As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array && info[0].As<Napi::Uint8Array>().ByteLength() == receive->length) {
+      receive->data = info[0].As<Napi::Uint8Array>().Data();
+      receive->buffer = Napi::Persistent(info[0]);
+    } else {
+      receive->data = ccjs::ReceiveMemory::OfThisThread().Take(receive->length);
+    }
+    ucp_tag_message_h message = receive->message;
+    receive->message = nullptr;
+    receive->done = false;
+    ucp_request_param_t params{};
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    params.cb.recv = OnHeldReceived;
+    params.user_data = receive.get();
+    ucs_status_ptr_t request = ucp_tag_msg_recv_nbx(worker_, receive->data, receive->length, message, &params);
+    if (request == nullptr) {
+      receive->done = true;
+    } else if (UCS_PTR_IS_ERR(request)) {
+      receive->done = true;
+      receive->status = UCS_PTR_STATUS(request);
+    } else {
+      receive->request = request;
+    }
+    // The caller waits for this part (the frame's receive is matched): it is received now, as
+    // shared memory's single copy reads a body, unless its peer is lost meanwhile. The other
+    // workers of this thread are progressed too: the sender may be one of them.
+    const Peer& peer = peers_[receive->rank];
+    bool cancelled = false;
+    while (!receive->done) {
+      for (UcxWorker* worker : OfThisThread()) worker->Drain(1);
+      if (!cancelled && (peer.failed || peer.ep == nullptr)) {
+        ucp_request_cancel(worker_, receive->request);
+        cancelled = true;
+      }
+    }
+    if (receive->status != UCS_OK) {
+      ucs_status_t status = receive->status;
+      Free(receive.release());
+      throw UcxError(env, "a receive failed", status);
+    }
+    Napi::Value part = TakeBuffer(env, receive.get());
+    return part;
+  }
+
+  static void OnHeldReceived(void* request, ucs_status_t status, const ucp_tag_recv_info_t*, void* user_data) {
+    auto* receive = static_cast<Receive*>(user_data);
+    receive->status = status;
+    receive->done = true;
+    receive->request = nullptr;
+    ucp_request_free(request);
+  }
+
   // A receive whose peer is gone: freed now if done, else by its callback once UCX cancels it.
   void Abandon(Receive* receive) {
     if (receive->done) {
-      ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
-      delete receive;
+      Release(receive);
       return;
     }
     receive->orphan = true;
@@ -482,6 +627,8 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       prepare_ = nullptr;
     }
     if (worker_ != nullptr) {
+      std::vector<UcxWorker*>& workers = OfThisThread();
+      workers.erase(std::remove(workers.begin(), workers.end(), this), workers.end());
       // What arrived and was never asked for is received and dropped (no peer holds it any more),
       // not left to UCX's warnings.
       for (Peer& peer : peers_) peer.ep = nullptr;
@@ -494,6 +641,8 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
         for (Receive* receive : parts) Abandon(receive);
       }
       held_.clear();
+      if (awaiting_ != nullptr) Abandon(awaiting_);
+      awaiting_ = nullptr;
       ucp_worker_progress(worker_);
       ucp_worker_destroy(worker_);
       worker_ = nullptr;
@@ -531,21 +680,35 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       ucp_tag_message_h message = ucp_tag_probe_nb(worker_, 0, 0, 1, &info);
       if (message == nullptr) return count;
       count += 1;
-      uint32_t rank = static_cast<uint32_t>(info.sender_tag);
-      auto* receive = new Receive{this, rank, ccjs::ReceiveMemory::OfThisThread().Take(info.length), info.length};
+      uint32_t rank = static_cast<uint32_t>(info.sender_tag) & MAX_RANK;
+      uint32_t high = static_cast<uint32_t>(info.sender_tag >> HIGH_SHIFT);
+      auto* receive = new Receive();
+      receive->worker = this;
+      receive->rank = rank;
+      receive->length = info.length;
       bool known = rank < peers_.size() && peers_[rank].ep != nullptr;
       if (known) {
         Peer& peer = peers_[rank];
         if (peer.following > 0) {
           peer.following -= 1;
+          if ((info.sender_tag & DEFERRED) != 0) {
+            // Received once JavaScript says where (receiveHeld); it counts as arrived.
+            receive->message = message;
+            receive->done = true;
+            peer.receives.push_back(receive);
+            completions_.push_back({RECEIVED, rank, 0, UCS_OK});
+            continue;
+          }
+          if (high != 0) TakeExpected(peer, high, receive);
         } else {
-          receive->following = static_cast<uint32_t>(info.sender_tag >> FOLLOWING_SHIFT);
-          peer.following = receive->following;
+          receive->following = high;
+          peer.following = high;
         }
         peer.receives.push_back(receive);
       } else {
         receive->orphan = true;  // not from a peer of ours: received and dropped
       }
+      if (receive->data == nullptr) receive->data = ccjs::ReceiveMemory::OfThisThread().Take(info.length);
       ucp_request_param_t params{};
       params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
       params.cb.recv = OnReceived;
@@ -563,13 +726,23 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     }
   }
 
+  // The part `receive` goes into the buffer expected for `key`, if one of its length is (the buffer is expected once).
+  static void TakeExpected(Peer& peer, uint32_t key, Receive* receive) {
+    auto found = peer.expected.find(key);
+    if (found == peer.expected.end()) return;
+    if (found->second.length == receive->length) {
+      receive->data = found->second.data;
+      receive->buffer = std::move(found->second.buffer);
+    }
+    peer.expected.erase(found);
+  }
+
   // A receive finished (not in a callback's stack when called from ReceiveArrived).
   void Complete(Receive* receive, ucs_status_t status) {
     if (receive->counted) receiving_ -= 1;
     receive->counted = false;
     if (receive->orphan) {
-      ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
-      delete receive;
+      Release(receive);
       return;
     }
     receive->done = true;
@@ -589,8 +762,13 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     return true;
   }
 
-  // The data of a received part as an ArrayBuffer; `receive` no longer owns it.
+  // The data of a received part as an ArrayBuffer (or the Uint8Array it was expected in); `receive` no longer owns it.
   Napi::Value TakeBuffer(Napi::Env env, Receive* receive) {
+    if (!receive->buffer.IsEmpty()) {
+      Napi::Value buffer = receive->buffer.Value();
+      receive->buffer.Reset();
+      return buffer;
+    }
     if (receive->length <= COPY_OUT_BYTES) {
       Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, receive->length);
       if (receive->length > 0) memcpy(buffer.Data(), receive->data, receive->length);
@@ -685,6 +863,8 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
   Napi::Reference<Napi::ArrayBuffer> outbox_box_;
   // A Send whose frame went at once, for the next one.
   std::unique_ptr<Send> spare_;
+  // The deferred part of the frame takeHeld() gave last, until receiveHeld() takes it.
+  Receive* awaiting_ = nullptr;
 };
 
 }  // namespace

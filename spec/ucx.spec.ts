@@ -153,6 +153,17 @@ describe('ucx jobs', function () {
       const results = (await runScenario(2, 1, 'lentOrCopied', { count: 40, bytes: 1024 * 1024 }, { CCJS_TRANSPORT: 'ucx', UCX_TLS: tls })).results as [[LentOrCopiedReport], [number]];
       expectLentOrCopied(results);
     });
+
+    it(`receive bodies straight into the buffer a receive gives, whichever protocol carried them (UCX_TLS=${tls})`, async function () {
+      if (ucxMissing() !== undefined) this.skip();
+      // 128 KiB: sendSync and sendAsync go eagerly (their bodies wait in UCX until the receiver has
+      // read the header and names the buffer); 2 MiB: sendSync eagerly, sendAsync by rendezvous
+      // (the receiver names the buffer as it clears the message).
+      for (const bytes of [128 * 1024, 2 * 1024 * 1024]) {
+        const results = (await runScenario(2, 1, 'intoOneBuffer', { count: 10, bytes }, { CCJS_TRANSPORT: 'ucx', UCX_TLS: tls })).results as [[number], [number]];
+        expect(results[1][0], `bodies of ${bytes} bytes received into the buffer`).to.equal(20);
+      }
+    });
   }
 });
 

@@ -36,7 +36,7 @@ export interface ReceiveOptions extends MessageOptions {
   /**
    * Memory to receive a binary message into (mpi4py's `Recv(buffer)`): a typed array, Buffer or
    * DataView at least as large as the message. The receive resolves with a view of the same kind
-   * over its first bytes, the message's; over shared memory the data is read straight into it.
+   * over its first bytes, the message's; over shared memory and UCX the data is read straight into it.
    * Anything else than binary data that fits is a {@link ReceiveBufferError}.
    */
   readonly into?: ArrayBufferView;

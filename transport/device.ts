@@ -58,6 +58,12 @@ export interface Device {
   send(peer: number, frame: Frame, releasable: Releasable | undefined, lend?: boolean): boolean;
   /** True when frames to `peer` sent with `lend` may stay here until the peer copies them from this endpoint's memory. */
   lendsTo?(peer: number): boolean;
+  /**
+   * For a device whose transport places a body before the frame is read (UCX's rendezvous): the
+   * Data frame `id` from `peer`, about to be cleared, carries one body of `memory`'s length, which
+   * its receive wants in `memory`. (A device that reads bodies itself asks DeviceHost.destinationFor instead.)
+   */
+  receiveInto?(peer: number, id: number, memory: Uint8Array): void;
   /** Polling devices: moves what arrived into the engine and returns how many frames that was. */
   progress?(): number;
   /** Drops the link to `peer`, which was lost. */

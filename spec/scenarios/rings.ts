@@ -10,6 +10,7 @@ import type { ColGroupMaster } from '../../src/index.js';
 import { progressEngine } from '../../src/engine/progress.js';
 import { ShmDevice } from '../../transport/shm/shm-device.js';
 import type { ShmStats } from '../../transport/shm/shm-device.js';
+import { UcxDevice } from '../../transport/ucx/ucx-device.js';
 import type { Body } from './p2p.js';
 
 /** A deterministic generator, so that both sides agree on sizes and contents. */
@@ -187,10 +188,18 @@ export function lentOrCopied(master: ColGroupMaster, count: number, bytes: numbe
   };
 }
 
+/** How many bodies the device (shm or ucx) towards `endpoint` placed straight into the buffers their receives gave. */
+function placedIntoBuffers(master: ColGroupMaster, endpoint: number): number {
+  const device = master.engine.deviceOf(endpoint);
+  if (device instanceof ShmDevice) return device.stats.readIntoBuffers;
+  if (device instanceof UcxDevice) return device.stats.receivedIntoBuffers;
+  throw new Error(`endpoint ${endpoint} is served by ${device?.name ?? 'nothing'}, which places no bodies`);
+}
+
 /**
  * Rank 0 sends `count` messages of `bytes` doubles by sendSync, then `count` by sendAsync, each
  * once rank 1 said (tag 1) that its receive is posted; rank 1 receives each into one buffer of its
- * own, checks it, and returns how many bodies its shm device read straight into that buffer.
+ * own, checks it, and returns how many bodies its device (shm or ucx) placed straight into that buffer.
  */
 export function intoOneBuffer(master: ColGroupMaster, count: number, bytes: number): Body<number> {
   return async (member, group, rank) => {
@@ -203,7 +212,6 @@ export function intoOneBuffer(master: ColGroupMaster, count: number, bytes: numb
       }
       return 0;
     }
-    const device = shmDeviceTowards(master, group.endpointOf(0));
     const buffer = new Float64Array(length);
     for (let index = 0; index < 2 * count; index += 1) {
       const received = member.receive<Float64Array>(group, 0, { into: buffer });
@@ -212,7 +220,7 @@ export function intoOneBuffer(master: ColGroupMaster, count: number, bytes: numb
       expect(value.buffer).to.equal(buffer.buffer);
       if (value[0] !== index || value[length - 1] !== index) throw new Error(`message ${index} arrived as ${value[0]}..${value[length - 1]}`);
     }
-    return device.stats.readIntoBuffers;
+    return placedIntoBuffers(master, group.endpointOf(0));
   };
 }
 

@@ -559,6 +559,10 @@ export class Engine implements DeviceHost, CallTracker {
     if (frame.type === FrameType.ReadyToSend) {
       link.awaitingData.set(frame.id, receive);
       this.track(receive);
+      if (link.device.receiveInto !== undefined) {
+        const memory = receive.destinationFor(frame.format, frame.size);
+        if (memory !== undefined) link.device.receiveInto(link.peer, frame.id, memory);
+      }
       this.output(link, controlFrame(FrameType.ClearToSend, frame, frame.id), undefined);
       return;
     }

@@ -3,8 +3,9 @@
  * copied into one message (the caller may reuse its bodies at once); a large one goes as parts,
  * the header with the lengths, then each body as it is, its own message (UCX moves contiguous
  * data without copying). A received frame is read in place: its bodies are views of the buffers
- * UCX filled (in a whole message, the header's 56 bytes plus 8 per body keep a single body
- * 8-aligned, so typed arrays are built over it without copying).
+ * UCX filled, or the receive's own buffer a body was expected in (in a whole message, the header's
+ * 56 bytes plus 8 per body keep a single body 8-aligned, so typed arrays are built over it without
+ * copying).
  */
 import type { Frame } from '../../src/engine/frame.js';
 import { TransportError } from '../../src/errors.js';
@@ -12,6 +13,7 @@ import { viewBytes } from '../../src/serialization/typed-arrays.js';
 import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
 import { carriedBytes, prefixBytes, writePrefix } from '../stream.js';
 import { HEADER_BYTES, bodyCountOf, checkBodyCount, readHeader, readUInt64 } from '../wire.js';
+import type { HeldPart } from './native.js';
 
 /** Bytes of the message that carries `frame`. */
 export function messageBytes(frame: Frame): number {
@@ -36,11 +38,16 @@ export function messageParts(frame: Frame): Uint8Array[] {
   return [prefix, ...frame.bodies.map(viewBytes)];
 }
 
-/** The frame that received parts hold (one message: the whole frame), its bodies views of them; TransportError if it is none of ours. */
-export function readMessage(parts: ArrayBuffer | readonly ArrayBuffer[]): Frame {
+/**
+ * The frame that received parts hold (one message: the whole frame), its bodies views of them;
+ * TransportError if it is none of ours. A part not received yet (its length) is asked of `receive`
+ * once the frame's header is read.
+ */
+export function readMessage(parts: ArrayBuffer | readonly HeldPart[], receive?: (frame: Frame, length: number) => ArrayBuffer | Uint8Array): Frame {
   const whole = parts instanceof ArrayBuffer;
   const first = whole ? parts : parts[0];
   if (first === undefined) throw new TransportError('bad frame: no parts');
+  if (!(first instanceof ArrayBuffer)) throw new TransportError('bad frame: no header');
   const bytes = Buffer.from(first);
   if (bytes.length < HEADER_BYTES) throw new TransportError(`bad frame: a message of ${bytes.length} bytes`);
   const frame = readHeader(bytes, 0);
@@ -59,9 +66,13 @@ export function readMessage(parts: ArrayBuffer | readonly ArrayBuffer[]): Frame 
         bodies[i] = new Uint8Array(first, position, length);
         position += length;
       } else {
-        const part = parts[i + 1] as ArrayBuffer;
+        let part = parts[i + 1] as HeldPart;
+        if (typeof part === 'number') {
+          if (receive === undefined || part !== length) throw new TransportError(`bad frame: a body of ${length} bytes in a part of ${part}`);
+          part = receive(frame, length);
+        }
         if (part.byteLength !== length) throw new TransportError(`bad frame: a body of ${length} bytes in a part of ${part.byteLength}`);
-        bodies[i] = new Uint8Array(part);
+        bodies[i] = part instanceof Uint8Array ? part : new Uint8Array(part);
       }
       carried += length;
     }

@@ -28,21 +28,36 @@ export const RecordKind = {
 export const RECORDS_AT = 8;
 export const RECORD_BYTES = 16;
 
+/** A part of a held frame: received into new memory, into the buffer expected for it, or deferred (its length; see receiveHeld). */
+export type HeldPart = ArrayBuffer | Uint8Array | number;
+
 export interface UcxWorker {
   /** This worker's address, for peers to connect to. */
   address(): Uint8Array;
   connect(rank: number, address: Uint8Array): void;
   /** Sends the outbox's first `length` bytes (at most inlineBytes: a frame) to `rank`; the outbox may be reused at once. */
   sendOut(rank: number, length: number): void;
-  /** Sends the parts of one frame, each a message; true when they may be reused at once, else a SENT record tells `token` later. */
-  send(rank: number, parts: readonly Uint8Array[], token: number): boolean;
+  /**
+   * Sends the parts of one frame, each a message, those after the first with `key` (0: none; see
+   * expect) or `deferred` (see receiveHeld); true when they may be reused at once, else a SENT
+   * record tells `token` later.
+   */
+  send(rank: number, parts: readonly Uint8Array[], token: number, key: number, deferred: boolean): boolean;
+  /** The part from `rank` sent with `key` is received straight into `buffer` if it has its length (takeHeld then gives `buffer` as that part). */
+  expect(rank: number, key: number, buffer: Uint8Array): void;
+  /**
+   * Receives the deferred part of the frame takeHeld() gave last (as its length) into `buffer` if
+   * it has that length (else into new memory), progressing the worker until it is in; returns the
+   * part (`buffer`, or an ArrayBuffer). Throws if UCX fails it.
+   */
+  receiveHeld(buffer: Uint8Array | undefined): ArrayBuffer | Uint8Array;
   /**
    * Advances the worker (once, or until it is idle when `drain`) and writes what completed into the
    * inbox; returns how many events and records that was (0: nothing).
    */
   progress(drain: boolean): number;
-  /** The frame of the oldest HELD record not taken yet: its only part, or its parts. */
-  takeHeld(): ArrayBuffer | ArrayBuffer[];
+  /** The frame of the oldest HELD record not taken yet: its only part, or its parts (an expected one as its buffer, a deferred one as its length). */
+  takeHeld(): ArrayBuffer | HeldPart[];
   /** Calls the constructor's wake() from the event loop once there is something to progress. */
   arm(): void;
   /** Whether sends or receives are in flight or records wait for room (then the worker needs polling: not every transport wakes a waiting sender). */

@@ -14,7 +14,7 @@
  * a timer progresses the worker now and then so that keepalives flow while nothing else happens.
  */
 import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
-import { FrameType } from '../../src/engine/frame.js';
+import { FLAG_COLLECTIVE, FrameType } from '../../src/engine/frame.js';
 import type { Frame } from '../../src/engine/frame.js';
 import { progressEngine } from '../../src/engine/progress.js';
 import type { PollingDevice } from '../../src/engine/progress.js';
@@ -23,7 +23,7 @@ import { MemoryFrames, padded } from '../memory-frames.js';
 import { setCopy } from '../stream.js';
 import { messageBytes, messageParts, readMessage, wholeMessage } from './frames.js';
 import { RECORDS_AT, RECORD_BYTES, RecordKind } from './native.js';
-import type { UcxNative, UcxWorker } from './native.js';
+import type { HeldPart, UcxNative, UcxWorker } from './native.js';
 
 /** How often the worker is progressed while nothing else does it (keepalives, missed wake-ups). */
 const SAFETY_PROGRESS_MS = 100;
@@ -84,10 +84,17 @@ export function laneTransports(description: string): string[] {
   return [...transports];
 }
 
+/** What a UCX device counts. */
+export interface UcxStats {
+  /** Bodies UCX received straight into the buffer their receive gave (receive's `into`). */
+  receivedIntoBuffers: number;
+}
+
 export class UcxDevice implements Device, PollingDevice {
   readonly name = 'ucx';
   readonly copyLimit = 64 * 1024;
   readonly address: UcxAddress;
+  readonly stats: UcxStats = { receivedIntoBuffers: 0 };
   private readonly worker: UcxWorker;
   private host: DeviceHost | undefined;
   private readonly peers = new Set<number>();
@@ -185,13 +192,29 @@ export class UcxDevice implements Device, PollingDevice {
       return true;
     }
     const copied = frame.size <= this.copyLimit;
-    return this.sendMessage(peer, copied ? wholeMessage(frame) : messageParts(frame), copied ? undefined : releasable) || copied || releasable === undefined;
+    if (copied) {
+      this.sendMessage(peer, wholeMessage(frame), undefined, 0, false);
+      return true;
+    }
+    // A Data frame's id lets its receiver place the body where receiveInto said; the body of a
+    // point-to-point binary message sent without asking waits for its receiver to say where.
+    const key = frame.type === FrameType.Data ? frame.id : 0;
+    const deferred = frame.type === FrameType.Eager && (frame.flags & FLAG_COLLECTIVE) === 0 && frame.format < 256 && frame.bodies.length === 1;
+    return this.sendMessage(peer, messageParts(frame), releasable, key, deferred) || releasable === undefined;
+  }
+
+  /**
+   * The Data frame `id` from `peer` comes as parts (the bodies of frames within copyLimit are
+   * copied into one message, see send) when it is larger than copyLimit: then its body goes to `memory`.
+   */
+  receiveInto(peer: number, id: number, memory: Uint8Array): void {
+    if (memory.byteLength > this.copyLimit && this.peers.has(peer)) this.worker.expect(peer, id, memory);
   }
 
   /** Sends one message; true when UCX is done with its parts at once, else `releasable` is told later. */
-  private sendMessage(peer: number, parts: readonly Uint8Array[], releasable: Releasable | undefined): boolean {
+  private sendMessage(peer: number, parts: readonly Uint8Array[], releasable: Releasable | undefined, key: number, deferred: boolean): boolean {
     const token = (this.nextToken = (this.nextToken + 1) >>> 0);
-    if (this.worker.send(peer, parts, token)) return true;
+    if (this.worker.send(peer, parts, token, key, deferred)) return true;
     this.inFlight.set(token, releasable);
     return false;
   }
@@ -251,7 +274,8 @@ export class UcxDevice implements Device, PollingDevice {
         if (!this.peers.has(peer)) return;
         let frame: Frame;
         try {
-          frame = readMessage(parts);
+          frame = readMessage(parts, (header, length) => this.receiveHeld(peer, header, length));
+          if (Array.isArray(parts)) for (const part of parts) this.countReceivedInto(part);
         } catch (error) {
           this.host?.lost(peer, error as Error);
           return;
@@ -272,6 +296,18 @@ export class UcxDevice implements Device, PollingDevice {
         if (this.peers.has(peer)) this.host?.lost(peer, new TransportError(`UCX reports it unreachable: ${this.options.native.statusText(value | 0)}`));
         return;
     }
+  }
+
+  /** The deferred body of `frame` (a point-to-point message sent without asking), received where its receive wants it. */
+  private receiveHeld(peer: number, frame: Frame, length: number): ArrayBuffer | Uint8Array {
+    const part = this.worker.receiveHeld(this.host?.destinationFor?.(peer, frame, frame.format, length));
+    this.countReceivedInto(part);
+    return part;
+  }
+
+  /** A part that UCX received into its receive's buffer comes as a view of it, not as an ArrayBuffer. */
+  private countReceivedInto(part: HeldPart): void {
+    if (part instanceof Uint8Array) this.stats.receivedIntoBuffers += 1;
   }
 
   private deliver(peer: number, frame: Frame): void {
