@@ -20,8 +20,9 @@ export interface DeviceHost {
   /** The link to `peer` failed (closed without goodbye, reset, timed out). */
   lost(peer: number, error: Error): void;
   /**
-   * For a device that reads a frame's bodies itself before delivering it (shm's single copy):
-   * memory its receive wants its one binary body (of `format` below 256, `bytes` long) read into, if any.
+   * For a device that reads a frame's bodies itself before delivering it (shm's single copy, UCX's
+   * deferred bodies): memory its receive wants its one binary body (of `format` below 256, `bytes`
+   * long) read into, if any. The device must deliver the frame before anything else runs.
    */
   destinationFor?(peer: number, frame: Frame, format: number, bytes: number): Uint8Array | undefined;
 }

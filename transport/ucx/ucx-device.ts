@@ -7,6 +7,11 @@
  * that a message costs no object and no array on the way. Frames from one peer are handed to the
  * engine in the order they were sent.
  *
+ * A receive's own buffer (receive's `into`) takes its body straight from UCX: the engine names it
+ * when it clears a rendezvous (receiveInto), or the device asks for it (DeviceHost.destinationFor)
+ * once it has read the header of a point-to-point message that came without asking, whose body
+ * UCX holds until then.
+ *
  * Waiting: the engine's progress engine polls this device while a call waits; when it stops, the
  * worker's event fd is armed and libuv wakes the device (or, while messages are in flight, the
  * event loop polls it). A lost peer is reported by UCX (peer
