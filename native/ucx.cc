@@ -582,11 +582,12 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     }
     // The caller waits for this part (the frame's receive is matched): it is received now, as
     // shared memory's single copy reads a body, unless its peer is lost meanwhile. The other
-    // workers of this thread are progressed too: the sender may be one of them.
+    // workers of this thread are progressed too: the sender may be one of them. (What else
+    // arrives meanwhile is received by the next progress().)
     const Peer& peer = peers_[receive->rank];
     bool cancelled = false;
     while (!receive->done) {
-      for (UcxWorker* worker : OfThisThread()) worker->Drain(1);
+      for (UcxWorker* worker : OfThisThread()) ucp_worker_progress(worker->worker_);
       if (!cancelled && (peer.failed || peer.ep == nullptr)) {
         ucp_request_cancel(worker_, receive->request);
         cancelled = true;
