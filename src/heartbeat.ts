@@ -101,7 +101,8 @@ export class HeartbeatThread {
 
 function start(settings: HeartbeatSettings): Worker {
   const worker = new Worker(new URL('./heartbeat-thread.js', import.meta.url), { workerData: settings });
-  worker.on('error', (error) => process.stderr.write(`ccjs: the heartbeat thread of process ${settings.processRank} failed: ${error.stack ?? error.message}\n`));
+  // (What a thread throws need not be an Error: it is said as it is, not as "undefined".)
+  worker.on('error', (error: unknown) => process.stderr.write(`ccjs: the heartbeat thread of process ${settings.processRank} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
   // A finished process ends, whatever its heartbeat thread does.
   worker.unref();
   return worker;
