@@ -188,6 +188,7 @@ function report(all: Samples, rounds: number, reference: boolean): void {
       { name: `ccjs ucx, ${name} ping-pong, sendSync (UCX_TLS=${tls})`, samples: `${tls} ${name}`, unit: 'MB/s', bytes, reference: `perftest ${tls} ${name}`, target: '≥ 0.9×', label: `${name} ping-pong over ${tls}` },
       { name: `the same against ucx_perftest -e (UCX_TLS=${tls})`, samples: `${tls} ${name}`, unit: 'MB/s', bytes, reference: `perftest -e ${tls} ${name}` },
       { name: `ccjs ucx, ${name} ping-pong, sendSync, receive into a buffer (UCX_TLS=${tls})`, samples: `${tls} ${name} into a buffer`, unit: 'MB/s', bytes, reference: `perftest ${tls} ${name}`, target: '≥ 0.9×', label: `${name} into a buffer over ${tls}` },
+      { name: `the same against ucx_perftest -e (UCX_TLS=${tls})`, samples: `${tls} ${name} into a buffer`, unit: 'MB/s', bytes, reference: `perftest -e ${tls} ${name}` },
     ]),
     { name: `kill -9 to PeerLostError of a pending receive (UCX_TLS=${tls})`, samples: `${tls} kill -9`, unit: 'ms' },
   ]);
