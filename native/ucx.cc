@@ -32,6 +32,7 @@
 #include "receive-memory.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -549,12 +550,13 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     if (request == nullptr || UCS_PTR_IS_ERR(request)) Free(receive);
   }
 
-  // receiveHeld(buffer): receives the deferred part of the frame takeHeld() just gave (as its
-  // length) into `buffer` (a Uint8Array of that length; else new memory), progressing the worker
-  // until it is in. Returns the part (`buffer` itself, or an ArrayBuffer); throws if UCX fails it
-  // (its peer lost).
+  // receiveHeld(buffer, timeoutMs): receives the deferred part of the frame takeHeld() just gave
+  // (as its length) into `buffer` (a Uint8Array of that length; else new memory), progressing the
+  // worker until it is in. Returns the part (`buffer` itself, or an ArrayBuffer); throws if UCX
+  // fails it (its peer lost) or if it is not in within timeoutMs (its sender stopped).
   Napi::Value ReceiveHeld(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
+    uint32_t timeout_ms = info[1].As<Napi::Number>().Uint32Value();
     std::unique_ptr<Receive> receive(awaiting_);
     awaiting_ = nullptr;
     if (!receive) throw Napi::Error::New(env, "receiveHeld: no part waits");
@@ -584,13 +586,24 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     // shared memory's single copy reads a body, unless its peer is lost meanwhile. The other
     // workers of this thread are progressed too: the sender may be one of them. (What else
     // arrives meanwhile is received by the next progress().)
+    // A sender stopped in the middle (shared memory's fragments need its progress) would hold this
+    // thread: past timeoutMs the part is left to UCX (its callback frees it) and the peer is lost.
     const Peer& peer = peers_[receive->rank];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     bool cancelled = false;
-    while (!receive->done) {
+    for (uint32_t round = 1; !receive->done; round += 1) {
       for (UcxWorker* worker : OfThisThread()) ucp_worker_progress(worker->worker_);
       if (!cancelled && (peer.failed || peer.ep == nullptr)) {
         ucp_request_cancel(worker_, receive->request);
         cancelled = true;
+      }
+      if (round % 1024 == 0 && !receive->done && std::chrono::steady_clock::now() > deadline) {
+        // Orphaned before the cancel, whose callback may free it at once.
+        size_t length = receive->length;
+        Receive* abandoned = receive.release();
+        abandoned->orphan = true;
+        ucp_request_cancel(worker_, abandoned->request);
+        throw Napi::Error::New(env, "a message body of " + std::to_string(length) + " bytes did not arrive within " + std::to_string(timeout_ms) + " ms (its sender stopped?)");
       }
     }
     if (receive->status != UCS_OK) {
@@ -604,10 +617,15 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
 
   static void OnHeldReceived(void* request, ucs_status_t status, const ucp_tag_recv_info_t*, void* user_data) {
     auto* receive = static_cast<Receive*>(user_data);
+    ucp_request_free(request);
+    // Given up on (receiveHeld timed out): nobody waits for it.
+    if (receive->orphan) {
+      Free(receive);
+      return;
+    }
     receive->status = status;
     receive->done = true;
     receive->request = nullptr;
-    ucp_request_free(request);
   }
 
   // A receive whose peer is gone: freed now if done, else by its callback once UCX cancels it.

@@ -7,7 +7,9 @@
  * and jobs.spec.ts (kill -9).
  */
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
+import readline from 'node:readline';
 import { Frame, FrameType, NO_BODIES } from '../src/engine/frame.js';
 import { TransportError } from '../src/errors.js';
 import { viewBytes } from '../src/serialization/typed-arrays.js';
@@ -16,7 +18,7 @@ import { ucxMissing, ucxNative } from '../transport/ucx/native.js';
 import type { UcxNative } from '../transport/ucx/native.js';
 import { UcxDevice, laneTransports } from '../transport/ucx/ucx-device.js';
 import type { DeviceHost } from '../transport/device.js';
-import { distRoot, run, runScenario } from './harness.js';
+import { distRoot, fixture, run, runScenario } from './harness.js';
 import type { LentOrCopiedReport, LentReport } from './scenarios/rings.js';
 import { expectLentOrCopied } from './lending.js';
 
@@ -128,6 +130,64 @@ describe('two ucx devices of one process', function () {
         }
       } finally {
         await Promise.all([a.close(), b.close()]);
+        if (saved === undefined) delete process.env.UCX_TLS;
+        else process.env.UCX_TLS = saved;
+      }
+    });
+  }
+});
+
+describe('a ucx receiver whose sender stops in the middle of a body', function () {
+  for (const tls of ['sm', 'tcp']) {
+    it(`gives the body up after its timeout and reports the sender lost, instead of holding its thread (UCX_TLS=${tls})`, async function () {
+      if (ucxMissing() !== undefined) this.skip();
+      const saved = process.env.UCX_TLS;
+      process.env.UCX_TLS = tls;
+      // The second frame's body (2 MiB, sent without asking) waits in UCX until the receiver reads
+      // the frame's header; then the receiver takes it at once, which needs the stopped sender to move it.
+      const sender = spawn(process.execPath, [fixture('ucx-stopping-sender'), String(2 * 1024 * 1024)], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const receiver = new UcxDevice({ rank: 1, host: 'here', timeoutMs: 1000, native: ucxNative() as UcxNative, trace: undefined });
+      const delivered: Frame[] = [];
+      const lost: Error[] = [];
+      try {
+        // The sender's lines (UCX may print warnings there too): its address, then "ready".
+        const lines = readline.createInterface({ input: sender.stdout })[Symbol.asyncIterator]();
+        const nextLine = async (prefix: string): Promise<string> => {
+          for (;;) {
+            const { value, done } = (await lines.next()) as IteratorResult<string, undefined>;
+            if (done === true) throw new Error(`the sender ended before printing ${prefix}`);
+            if (value.startsWith(prefix)) return value;
+          }
+        };
+        const address = await nextLine('{');
+        sender.stdin.write(`${JSON.stringify(receiver.address)}\n`);
+        await receiver.connect([{ rank: 0, address: JSON.parse(address) as unknown }], {
+          deliver: (_, frame) => delivered.push(frame),
+          lost: (peer, error) => {
+            lost.push(error);
+            receiver.disconnect(peer);
+          },
+        });
+        await nextLine('ready');
+        while (delivered.length === 0) {
+          receiver.progress();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        sender.stdin.write('go\n');
+        // Busy while the sender announces the body and stops.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+        const started = Date.now();
+        while (lost.length === 0 && delivered.length === 1 && Date.now() - started < 20_000) {
+          receiver.progress();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        expect(delivered.map((frame) => frame.tag)).to.deep.equal([1]);
+        expect(lost.map((error) => error.message)).to.have.lengthOf(1);
+        expect(lost[0]?.message).to.match(/a message body of 2097152 bytes did not arrive within 1000 ms/);
+        expect(Date.now() - started).to.be.below(10_000);
+      } finally {
+        sender.kill('SIGKILL');
+        await receiver.close();
         if (saved === undefined) delete process.env.UCX_TLS;
         else process.env.UCX_TLS = saved;
       }

@@ -48,9 +48,10 @@ export interface UcxWorker {
   /**
    * Receives the deferred part of the frame takeHeld() gave last (as its length) into `buffer` if
    * it has that length (else into new memory), progressing the worker until it is in; returns the
-   * part (`buffer`, or an ArrayBuffer). Throws if UCX fails it.
+   * part (`buffer`, or an ArrayBuffer). Throws if UCX fails it, or if it is not in within
+   * `timeoutMs` (its sender stopped: UCX keeps the part and lets it go once done).
    */
-  receiveHeld(buffer: Uint8Array | undefined): ArrayBuffer | Uint8Array;
+  receiveHeld(buffer: Uint8Array | undefined, timeoutMs: number): ArrayBuffer | Uint8Array;
   /**
    * Advances the worker (once, or until it is idle when `drain`) and writes what completed into the
    * inbox; returns how many events and records that was (0: nothing).

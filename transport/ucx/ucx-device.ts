@@ -305,7 +305,7 @@ export class UcxDevice implements Device, PollingDevice {
 
   /** The deferred body of `frame` (a point-to-point message sent without asking), received where its receive wants it. */
   private receiveHeld(peer: number, frame: Frame, length: number): ArrayBuffer | Uint8Array {
-    const part = this.worker.receiveHeld(this.host?.destinationFor?.(peer, frame, frame.format, length));
+    const part = this.worker.receiveHeld(this.host?.destinationFor?.(peer, frame, frame.format, length), this.options.timeoutMs);
     this.countReceivedInto(part);
     return part;
   }
