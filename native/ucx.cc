@@ -87,7 +87,7 @@ struct Receive {
   // On a frame's first part: how many parts follow it (they are the next receives of its peer).
   uint32_t following = 0;
   bool done = false;
-  // Its peer was lost while it was in flight: the callback frees it.
+  // Nobody waits for it any more (its peer was lost, or receiveHeld() gave it up): the callback frees it.
   bool orphan = false;
   // Counted in the worker's operations in flight.
   bool counted = false;
@@ -96,6 +96,8 @@ struct Receive {
   Napi::Reference<Napi::Value> buffer;
   // A deferred part not received yet (data is null): its message, for receiveHeld().
   ucp_tag_message_h message = nullptr;
+  // Received by receiveHeld(), which waits for it itself: its completion is no record.
+  bool held = false;
 };
 
 // Gives a receive's memory back (ReceiveMemory's) or lets go of JavaScript's buffer, and frees it.
@@ -569,9 +571,10 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     ucp_tag_message_h message = receive->message;
     receive->message = nullptr;
     receive->done = false;
+    receive->held = true;
     ucp_request_param_t params{};
     params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    params.cb.recv = OnHeldReceived;
+    params.cb.recv = OnReceived;
     params.user_data = receive.get();
     ucs_status_ptr_t request = ucp_tag_msg_recv_nbx(worker_, receive->data, receive->length, message, &params);
     if (request == nullptr) {
@@ -611,21 +614,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
       Free(receive.release());
       throw UcxError(env, "a receive failed", status);
     }
-    Napi::Value part = TakeBuffer(env, receive.get());
-    return part;
-  }
-
-  static void OnHeldReceived(void* request, ucs_status_t status, const ucp_tag_recv_info_t*, void* user_data) {
-    auto* receive = static_cast<Receive*>(user_data);
-    ucp_request_free(request);
-    // Given up on (receiveHeld timed out): nobody waits for it.
-    if (receive->orphan) {
-      Free(receive);
-      return;
-    }
-    receive->status = status;
-    receive->done = true;
-    receive->request = nullptr;
+    return TakeBuffer(env, receive.get());
   }
 
   // A receive whose peer is gone: freed now if done, else by its callback once UCX cancels it.
@@ -767,7 +756,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     receive->done = true;
     receive->status = status;
     receive->request = nullptr;
-    completions_.push_back({RECEIVED, receive->rank, 0, status});
+    if (!receive->held) completions_.push_back({RECEIVED, receive->rank, 0, status});
   }
 
   // Whether the first frame of `peer`'s receives has all its parts.

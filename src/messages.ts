@@ -111,6 +111,15 @@ function elementBytes(view: ArrayBufferView): number {
   return (view as Partial<Uint8Array>).BYTES_PER_ELEMENT ?? 1;
 }
 
+/** Why a message (`binary` or not, `length` bytes) cannot be received into `into`; undefined when it can. */
+function unfitFor(into: ArrayBufferView, binary: boolean, length: number): string | undefined {
+  if (!binary) return 'the message is not binary data (a typed array, Buffer, DataView or ArrayBuffer), so it cannot be received into a buffer';
+  if (length > into.byteLength) return `the message's ${length} bytes do not fit in the buffer's ${into.byteLength}`;
+  const size = elementBytes(into);
+  if (length % size !== 0) return `the message's ${length} bytes are not a whole number of the buffer's ${size}-byte elements`;
+  return undefined;
+}
+
 /** A member's receive: decodes the message and settles the caller's promise. */
 export class MemberReceive extends Receive {
   private state: 'waiting' | 'done' | 'failed';
@@ -160,22 +169,18 @@ export class MemberReceive extends Receive {
 
   override destinationFor(format: number, bytes: number): Uint8Array | undefined {
     const into = this.into;
-    return into !== undefined && format < 256 && bytes <= into.byteLength && bytes % elementBytes(into) === 0 ? new Uint8Array(into.buffer, into.byteOffset, bytes) : undefined;
+    return into !== undefined && unfitFor(into, format < 256, bytes) === undefined ? new Uint8Array(into.buffer, into.byteOffset, bytes) : undefined;
   }
 
   /** The message's bytes in `into` (copied there unless a device read them there), as a view of `into`'s kind. */
   private placed(frame: Frame, into: ArrayBufferView): ArrayBufferView {
     const body = frame.bodies[0];
-    if (frame.format >= 256 || frame.bodies.length !== 1 || body === undefined) {
-      throw new ReceiveBufferError(`${this.describe()}: the message is not binary data (a typed array, Buffer, DataView or ArrayBuffer), so it cannot be received into a buffer`);
-    }
-    const bytes = viewBytes(body);
-    const length = bytes.byteLength;
-    if (length > into.byteLength) throw new ReceiveBufferError(`${this.describe()}: the message's ${length} bytes do not fit in the buffer's ${into.byteLength}`);
-    const size = elementBytes(into);
-    if (length % size !== 0) throw new ReceiveBufferError(`${this.describe()}: the message's ${length} bytes are not a whole number of the buffer's ${size}-byte elements`);
+    const bytes = frame.format < 256 && frame.bodies.length === 1 && body !== undefined ? viewBytes(body) : undefined;
+    const length = bytes?.byteLength ?? 0;
+    const unfit = unfitFor(into, bytes !== undefined, length);
+    if (unfit !== undefined || bytes === undefined) throw new ReceiveBufferError(`${this.describe()}: ${unfit}`);
     if (bytes.buffer !== into.buffer || bytes.byteOffset !== into.byteOffset) new Uint8Array(into.buffer, into.byteOffset, length).set(bytes);
-    return into instanceof DataView ? new DataView(into.buffer, into.byteOffset, length) : (into as Uint8Array).subarray(0, length / size);
+    return into instanceof DataView ? new DataView(into.buffer, into.byteOffset, length) : (into as Uint8Array).subarray(0, length / elementBytes(into));
   }
 
   fail(error: Error): void {
