@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { escape } from './svg.js';
-import type { TraceEvent as TraceFileEvent } from '../src/trace-file.js';
+import type { TraceEvent as TraceFileEvent } from '../src/runtime/trace-file.js';
 import { isEntryPoint } from './ccjbench.js';
 
 type TraceEvent = TraceFileEvent<{ readonly name?: string; readonly sort_index?: number } | undefined>;

@@ -12,17 +12,17 @@ import { EventEmitter } from 'eventemitter3';
 import { ColGroup } from './col-group.js';
 import { InactiveGroup } from './inactive-group.js';
 import { splitGroup } from './split.js';
-import { Coordinator } from './coordinator.js';
-import { CoordinatorClient } from './coordinator-client.js';
-import type { Hello } from './control-channel.js';
-import { ColMember, memberCore } from '../src/member.js';
-import type { MemberCore } from '../src/member.js';
-import { resolveConfig } from '../src/config.js';
-import type { Config, MasterOptions, TraceListener } from '../src/config.js';
-import { detectLaunch, isLoopback, parseHostPort } from '../src/launch.js';
+import { Coordinator } from '../src/runtime/coordinator.js';
+import { CoordinatorClient } from '../src/runtime/coordinator-client.js';
+import type { Hello } from '../src/runtime/control-channel.js';
+import { ColMember, memberCore } from './col-member.js';
+import type { MemberCore } from './col-member.js';
+import { resolveConfig } from '../src/runtime/config.js';
+import type { Config, MasterOptions, TraceListener } from '../src/runtime/config.js';
+import { detectLaunch, isLoopback, parseHostPort } from '../src/runtime/launch.js';
 import { createSerializer } from '../src/serialization/index.js';
 import type { Serializer } from '../src/serialization/serializer.js';
-import { AbortError, ConfigError, GroupError, PeerLostError, TimeoutError } from '../src/errors.js';
+import { AbortError, ConfigError, GroupError, PeerLostError, TimeoutError } from '../src/base/errors.js';
 import { Engine } from '../src/engine/engine.js';
 import type { MessageCounts, PeerPlan } from '../src/engine/engine.js';
 import { progressEngine } from '../src/engine/progress.js';
@@ -36,12 +36,12 @@ import type { Device, DeviceName } from '../transport/device.js';
 import { LocalDevice } from '../transport/local/local-device.js';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
 import { Selector } from '../src/collectives/selection.js';
-import { TraceFile } from '../src/trace-file.js';
-import { COORDINATOR_ANNOUNCEMENT } from '../src/output.js';
+import { TraceFile } from '../src/runtime/trace-file.js';
+import { COORDINATOR_ANNOUNCEMENT } from '../src/runtime/output.js';
 import { resolveSecret } from '../src/security/secret.js';
-import { EXIT_ABORTED_ELSEWHERE, coordinatorOfThisThread, exitEndpoint, startWorkerThreads, writeStderr, threadMemory, threadRankOfThisThread, workerThreadsEnded } from '../src/threads.js';
-import { HeartbeatThread, heartbeatAddress, listenForLosses } from '../src/heartbeat.js';
-import type { LossNotice } from '../src/heartbeat.js';
+import { EXIT_ABORTED_ELSEWHERE, coordinatorOfThisThread, exitEndpoint, startWorkerThreads, writeStderr, threadMemory, threadRankOfThisThread, workerThreadsEnded } from '../src/runtime/threads.js';
+import { HeartbeatThread, heartbeatAddress, listenForLosses } from '../src/runtime/heartbeat.js';
+import type { LossNotice } from '../src/runtime/heartbeat.js';
 
 interface Address {
   readonly host: string;
@@ -208,7 +208,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const secret = resolveSecret(process.env, placement.jobKey, exposed);
     const coordinator = rank === 0 ? await Coordinator.start(coordinatorBinding.host, coordinatorBinding.port, processCount, threadCount, placement.jobKey, secret, config.timeoutMs) : undefined;
     if (coordinator && 'file' in placement.coordinator) publishAddress(placement.coordinator.file, { host: coordinatorBinding.host, port: coordinator.port });
-    // Process 0's heartbeat thread serves the other processes' (src/heartbeat.ts); its address goes out with the hello.
+    // Process 0's heartbeat thread serves the other processes' (src/runtime/heartbeat.ts); its address goes out with the hello.
     const heartbeatServer = coordinator && processCount > 1 ? await HeartbeatThread.serve(dataHost, processCount, config.timeoutMs, coordinator.jobId, secret) : undefined;
     let world: World | undefined;
     const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: dataHost, timeoutMs: config.timeoutMs, jobId: () => world?.jobId, secret, tls: config.tls, trace: (line) => trace?.(line) }) : undefined;
@@ -474,7 +474,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     if (this.coordinator) this.coordinator.abort(this.rank, message);
     else this.client.abort(message, this.rank);
     await this.client.flush();
-    // In a worker thread this ends the thread with code 1, which ends its process (src/threads.ts).
+    // In a worker thread this ends the thread with code 1, which ends its process (src/runtime/threads.ts).
     await exitEndpoint(1, written);
   }
 

@@ -2,11 +2,11 @@
  * An active, immutable group (CCJ 2.1): a name, a job-wide context id that keeps its messages
  * apart from every other group's, and the members in rank order with the endpoint of each.
  */
-import type { ColMember } from '../src/member.js';
-import type { MemberAddress } from './control-channel.js';
+import type { ColMember } from './col-member.js';
+import type { MemberAddress } from '../src/runtime/control-channel.js';
 import type { Route } from '../src/engine/calls.js';
 import { MAX_GROUP_SIZE } from '../src/engine/matching.js';
-import { GroupError } from '../src/errors.js';
+import { GroupError } from '../src/base/errors.js';
 import { checkAlgorithmName } from '../src/collectives/selection.js';
 import type { AlgorithmName, CollectiveName } from '../src/collectives/algorithms.js';
 

@@ -4,8 +4,8 @@
  */
 import type { ColGroup } from './col-group.js';
 import type { ColGroupMaster } from './col-group-master.js';
-import type { ColMember } from '../src/member.js';
-import { GroupError } from '../src/errors.js';
+import type { ColMember } from './col-member.js';
+import { GroupError } from '../src/base/errors.js';
 
 /**
  * An inactive copy of an active group (CCJ's inactive groups), from {@link ColGroupMaster.copyGroup}:

@@ -4,8 +4,8 @@
  */
 import type { ColGroup } from './col-group.js';
 import type { ColGroupMaster } from './col-group-master.js';
-import { memberCore } from '../src/member.js';
-import type { ColMember } from '../src/member.js';
+import { memberCore } from './col-member.js';
+import type { ColMember } from './col-member.js';
 import { DividableArray } from '../dividable/dividable-array.js';
 
 type Choice = readonly [color: number, key: number];

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ColMember, ColGroup } from '../src/index.js';
-import { CollectiveMismatchError } from '../src/errors.js';
+import { CollectiveMismatchError } from '../src/base/errors.js';
 import { Reductions } from '../reduction/index.js';
 import { DividableArray } from '../dividable/index.js';
 import { mastersForSuite, runGroup } from './harness.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveConfig } from '../src/config.js';
+import { resolveConfig } from '../src/runtime/config.js';
 import { ColGroupMaster, ConfigError } from '../src/index.js';
 import { chooseDevices, describeDevices } from '../src/engine/endpoints.js';
 import type { DeviceRules, Unavailable, World } from '../src/engine/endpoints.js';

@@ -14,7 +14,7 @@ import { decode } from '@msgpack/msgpack';
 import type { SpawnedProcess } from './harness.js';
 import { authenticated, closesWithin, controlFrame, inParallel, probe, sleep, startGuardedJob } from './strangers.js';
 import type { GuardedJob } from './strangers.js';
-import { Coordinator } from '../groups/coordinator.js';
+import { Coordinator } from '../src/runtime/coordinator.js';
 import { mulberry32 } from '../examples/common.js';
 import { helloBytes } from '../transport/stream.js';
 

@@ -19,7 +19,7 @@ import { expect } from 'chai';
 import { fixture, spawnJob } from './harness.js';
 import type { SpawnedProcess } from './harness.js';
 import type { CollectiveName } from '../src/collectives/algorithms.js';
-import { EXIT_ABORTED_ELSEWHERE } from '../src/threads.js';
+import { EXIT_ABORTED_ELSEWHERE } from '../src/runtime/threads.js';
 
 const PROCESSES = 4;
 const TIMEOUT_MS = 2000;

@@ -29,7 +29,7 @@ import { expect } from 'chai';
 import { STARVATION_BOUND_MS, progressEngine } from '../src/engine/progress.js';
 import { ucxMissing } from '../transport/ucx/native.js';
 import { closeAll, createMasters, runGroup, runScenario } from './harness.js';
-import type { TransportName } from '../src/config.js';
+import type { TransportName } from '../src/runtime/config.js';
 import type { FloodMemory } from './scenarios/floods.js';
 
 const MiB = 1024 * 1024;

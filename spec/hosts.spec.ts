@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseHostfile, parseHostList, placeProcesses } from '../src/cli/hosts.js';
-import { ConfigError } from '../src/errors.js';
+import { ConfigError } from '../src/base/errors.js';
 import { ccjrun, distRoot, run } from './harness.js';
 
 const ring = path.join(distRoot, 'examples', 'ring.js');

@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ConfigError } from '../src/errors.js';
-import { detectLaunch, expandNodeList, type LaunchInfo, type LauncherName } from '../src/launch.js';
+import { ConfigError } from '../src/base/errors.js';
+import { detectLaunch, expandNodeList, type LaunchInfo, type LauncherName } from '../src/runtime/launch.js';
 
 type Environment = Record<string, string>;
 

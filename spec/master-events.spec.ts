@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { closeAll, createMasters, fixture, printed, runGroup, spawnJob } from './harness.js';
 import type { SpawnedProcess } from './harness.js';
 import type { GroupFormedEvent } from '../src/index.js';
-import { EXIT_ABORTED_ELSEWHERE } from '../src/threads.js';
+import { EXIT_ABORTED_ELSEWHERE } from '../src/runtime/threads.js';
 
 /** The events an endpoint printed, in order: [name, payload]. */
 function eventsOf(endpoint: SpawnedProcess): [string, Record<string, unknown>][] {

@@ -8,7 +8,7 @@ import { closeAll, createMasters, runGroup } from './harness.js';
 import { progressEngine } from '../src/engine/progress.js';
 import type { PollingDevice } from '../src/engine/progress.js';
 import { CollectiveContext } from '../src/collectives/context.js';
-import { memberCore, nextOperationCounter } from '../src/member.js';
+import { memberCore, nextOperationCounter } from '../groups/col-member.js';
 import { nextSendId } from '../src/engine/engine.js';
 import { NO_REDUCTION, NO_ROOT, operationCode } from '../src/engine/signature.js';
 

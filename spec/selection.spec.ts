@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../src/index.js';
 import type { ColGroup, ColMember } from '../src/index.js';
-import { resolveConfig } from '../src/config.js';
+import { resolveConfig } from '../src/runtime/config.js';
 import { Reductions } from '../reduction/index.js';
 import { DividableArray } from '../dividable/index.js';
 import type { ReductionObject } from '../reduction/index.js';

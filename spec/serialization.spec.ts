@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { Frame, FrameType, bodiesSize, copyBodies } from '../src/engine/frame.js';
+import { Frame, FrameType, bodiesSize, copyBodies } from '../transport/frame.js';
 import { serializedFormat } from '../src/serialization/message.js';
 import { decodeCarried, overTheWire, type Carried } from './wire.js';
-import { SerializationError } from '../src/errors.js';
+import { SerializationError } from '../src/base/errors.js';
 import {
   MsgpackSerializer,
   V8Serializer,

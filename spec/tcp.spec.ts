@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { Connection } from '../transport/tcp/connection.js';
-import { Frame, FrameType, NO_BODIES, bodiesSize } from '../src/engine/frame.js';
+import { Frame, FrameType, NO_BODIES, bodiesSize } from '../transport/frame.js';
 import { FRAME_CHARGE } from '../src/engine/engine.js';
 import { closeAll, createMasters, runGroup } from './harness.js';
 

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { TcpDevice } from '../transport/tcp/tcp-device.js';
 import type { DeviceHost } from '../transport/device.js';
-import { Frame, FrameType } from '../src/engine/frame.js';
+import { Frame, FrameType } from '../transport/frame.js';
 import { recordingProxy } from './strangers.js';
 
 const MARKER = Buffer.from('plaintext that must not be readable on the wire; '.repeat(40));

@@ -8,7 +8,7 @@ import { ColGroupMaster, ConfigError, Reductions } from '../src/index.js';
 import { COLLECTIVES } from '../src/collectives/algorithms.js';
 import { timelineSvg } from '../bench/trace-svg.js';
 import { blockOwner } from '../examples/common.js';
-import type { TraceEvent } from '../src/trace-file.js';
+import type { TraceEvent } from '../src/runtime/trace-file.js';
 
 
 /**

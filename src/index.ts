@@ -10,11 +10,11 @@ export { ColGroupMaster } from '../groups/col-group-master.js';
 export type { MasterEvents, PeerLostEvent, AbortEvent, GroupFormedEvent } from '../groups/col-group-master.js';
 export { ColGroup } from '../groups/col-group.js';
 export { InactiveGroup } from '../groups/inactive-group.js';
-export { ColMember, ANY_SOURCE, ANY_TAG } from './member.js';
-export type { MessageOptions, ReceiveOptions, ReceivedMessage } from './member.js';
+export { ColMember, ANY_SOURCE, ANY_TAG } from '../groups/col-member.js';
+export type { MessageOptions, ReceiveOptions, ReceivedMessage } from '../groups/col-member.js';
 export type { ProbeResult } from './engine/calls.js';
 export type { MessageCount, MessageCounts } from './engine/engine.js';
-export type { MasterOptions, TransportName, SerializerName, TraceListener } from './config.js';
+export type { MasterOptions, TransportName, SerializerName, TraceListener } from './runtime/config.js';
 export type { DeviceChoice, DeviceRules } from './engine/endpoints.js';
 export type { DeviceName } from '../transport/device.js';
 export type { CollectiveOptions } from './collectives/operations.js';
@@ -55,4 +55,4 @@ export {
   CollectiveMismatchError,
   CollectiveAbortedError,
   ReceiveBufferError,
-} from './errors.js';
+} from './base/errors.js';

@@ -8,7 +8,7 @@
  * (through the coordinator); once the world is known, the engine asks it to connect the peers the
  * device table gave it. Frames to one peer arrive in the order they were sent.
  */
-import type { Frame } from '../src/engine/frame.js';
+import type { Frame } from './frame.js';
 
 /** The devices: in-process (`local`), `tcp`, shared memory (`shm`) and `ucx` (InfiniBand, RoCE, ...). */
 export type DeviceName = 'local' | 'tcp' | 'shm' | 'ucx';

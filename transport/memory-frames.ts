@@ -7,11 +7,11 @@
  * that they are little-endian, as wire.ts is), each frame padded to 8 bytes; a small typed-array
  * body is copied as its own type, so it neither passes through bytes nor leaves V8's heap.
  */
-import type { Frame } from '../src/engine/frame.js';
-import { TransportError } from '../src/errors.js';
+import type { Frame } from './frame.js';
+import { TransportError } from '../src/base/errors.js';
 import { BUILT_IN_FORMATS } from '../src/serialization/message.js';
-import { TYPED_ARRAY_CODES, typeCodeOf, typedArrayOver, viewBytes } from '../src/serialization/typed-arrays.js';
-import type { BinaryValue, TypedArrayView } from '../src/serialization/typed-arrays.js';
+import { TYPED_ARRAY_CODES, typeCodeOf, typedArrayOver, viewBytes } from '../src/base/typed-arrays.js';
+import type { BinaryValue, TypedArrayView } from '../src/base/typed-arrays.js';
 import { freshBytes } from './stream.js';
 import { HEADER_BYTES, checkBodyCount, readHeaderWords, writeHeaderWords } from './wire.js';
 import type { ByteCopy } from './stream.js';

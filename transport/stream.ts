@@ -6,8 +6,8 @@
  * typed arrays are rebuilt over them without further copies; a small typed array is read as its
  * own type at once, which keeps it on V8's heap.
  */
-import { Frame, FrameType } from '../src/engine/frame.js';
-import { TransportError } from '../src/errors.js';
+import { Frame, FrameType } from './frame.js';
+import { TransportError } from '../src/base/errors.js';
 import { shmNative } from './shm/native.js';
 import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, checkBodyCount, readHeader, readUInt64, writeHeader, writeUInt64 } from './wire.js';
 

@@ -12,8 +12,8 @@
  * so that one message may exceed 4 GiB in total. Device-level frames (a connection's hello) use
  * types above the engine's.
  */
-import { Frame, FrameType, NO_BODIES } from '../src/engine/frame.js';
-import { TransportError } from '../src/errors.js';
+import { Frame, FrameType, NO_BODIES } from './frame.js';
+import { TransportError } from '../src/base/errors.js';
 
 export const MAGIC = 0xcc;
 export const WIRE_VERSION = 2;

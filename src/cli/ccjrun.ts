@@ -12,9 +12,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError } from '../errors.js';
-import { COORDINATOR_ANNOUNCEMENT, endpointPrefixer, lineTransform } from '../output.js';
-import { EXIT_ABORTED_ELSEWHERE } from '../threads.js';
+import { ConfigError } from '../base/errors.js';
+import { COORDINATOR_ANNOUNCEMENT, endpointPrefixer, lineTransform } from '../runtime/output.js';
+import { EXIT_ABORTED_ELSEWHERE } from '../runtime/threads.js';
 import { isThisHost, parseHostfile, parseHostList, placeProcesses } from './hosts.js';
 import { REMOTE_ENTRY, encodeRemoteSpec } from './remote.js';
 

@@ -3,7 +3,7 @@
  * (`a:2,b:2`) or as a hostfile (`a slots=2` per line, `#` comments), filled in order (by slot).
  */
 import os from 'node:os';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 
 export interface HostSlots {
   readonly host: string;

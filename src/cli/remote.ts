@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 
 export interface RemoteSpec {
   readonly cwd: string;

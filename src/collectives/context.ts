@@ -8,10 +8,10 @@
  * keep their order, so each level receives exactly its own.
  */
 import type { ColGroup } from '../../groups/col-group.js';
-import type { MemberCore } from '../member.js';
-import { FLAG_COLLECTIVE } from '../engine/frame.js';
+import type { MemberCore } from '../../groups/col-member.js';
+import { FLAG_COLLECTIVE } from '../../transport/frame.js';
 import { SendMode } from '../engine/calls.js';
-import { Delivery, EncodedMessage, MemberReceive, decodeValue, encodeValue, messageFrame } from '../messages.js';
+import { Delivery, EncodedMessage, MemberReceive, decodeValue, encodeValue, messageFrame } from '../engine/messages.js';
 import type { Signature } from '../engine/signature.js';
 import type { CollectiveName } from './algorithms.js';
 import type { Layout, Selection } from './selection.js';

@@ -4,7 +4,7 @@
  * algorithm, and turn DividableData objects into per-rank elements and back.
  */
 import type { ColGroup } from '../../groups/col-group.js';
-import type { MemberCore } from '../member.js';
+import type { MemberCore } from '../../groups/col-member.js';
 import { reductionName, toReductionObject } from '../../reduction/reduction-object.js';
 import { NO_REDUCTION, NO_ROOT, algorithmNameOf, collectiveOf, operationCode, reductionCode, unknownAlgorithmCode } from '../engine/signature.js';
 import type { ReductionLike, ReductionObject } from '../../reduction/reduction-object.js';

@@ -10,7 +10,7 @@
 import { ALGORITHMS, COLLECTIVES } from './algorithms.js';
 import type { Algorithm, AlgorithmName, AlgorithmsOf, CollectiveName } from './algorithms.js';
 import { DEFAULT_TABLE } from './default-table.js';
-import { CollectiveMismatchError, ConfigError } from '../errors.js';
+import { CollectiveMismatchError, ConfigError } from '../base/errors.js';
 
 /**
  * A rule fits calls with at most `maxBytes` per member and at most `maxMembers` members, on a

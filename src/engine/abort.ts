@@ -4,9 +4,9 @@
  * for its own part of the call; a body that does not read so still aborts the call, with a plain
  * message (nothing a peer sends here can throw).
  */
-import { CollectiveAbortedError, CollectiveMismatchError } from '../errors.js';
-import { typeCodeOf } from '../serialization/typed-arrays.js';
-import type { Frame } from './frame.js';
+import { CollectiveAbortedError, CollectiveMismatchError } from '../base/errors.js';
+import { typeCodeOf } from '../base/typed-arrays.js';
+import type { Frame } from '../../transport/frame.js';
 
 /** Longest reason carried; the rest is cut. */
 const MAX_REASON = 2000;

@@ -3,7 +3,7 @@
  * wait is linked into its engine's list of pending calls, which is what a lost peer fails, what
  * the watchdog dumps and what a member returning from run() with a call in flight is told about.
  */
-import type { Frame } from './frame.js';
+import type { Frame } from '../../transport/frame.js';
 import type { Mailbox } from './matching.js';
 import type { Releasable } from '../../transport/device.js';
 

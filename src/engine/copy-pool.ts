@@ -9,9 +9,9 @@
  * hands bodies to a receiver as they are (the in-process one) copies them first, so no receiver
  * ever keeps memory that the pool gives out again.
  */
-import { bodyTypeCode } from './frame.js';
-import type { Frame } from './frame.js';
-import { copyBinary, typedArrayOver, viewBytes } from '../serialization/typed-arrays.js';
+import { bodyTypeCode } from '../../transport/frame.js';
+import type { Frame } from '../../transport/frame.js';
+import { copyBinary, typedArrayOver, viewBytes } from '../base/typed-arrays.js';
 
 /** Bodies from this many bytes up are copied into pooled memory; smaller ones the usual way. */
 const POOLED_BYTES = 64 * 1024;

@@ -7,7 +7,7 @@
  * shared memory; otherwise UCX where it is built, else TCP. Configuration overrides each rule.
  */
 import type { DeviceName } from '../../transport/device.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 
 export interface EndpointInfo {
   readonly rank: number;

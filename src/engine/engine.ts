@@ -25,7 +25,7 @@
  * cannot keep the event loop from turning (peer losses, arriving frames, timers), the progress
  * engine makes one resolve on the next turn once the loop has not turned for a few ms.
  */
-import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, Frame, FrameType, NO_BODIES, controlFrame } from './frame.js';
+import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, Frame, FrameType, NO_BODIES, controlFrame } from '../../transport/frame.js';
 import { ANY_SOURCE, AlgorithmProbe, PendingCall, Probe, RESOLVED, Receive, SendCall, SendMode, rejected } from './calls.js';
 import type { CallOwner, CallTracker, ProbeResult, Route } from './calls.js';
 import { Mailbox, Queue } from './matching.js';
@@ -34,7 +34,7 @@ import { nextTurn, progressEngine } from './progress.js';
 import { CopyPool } from './copy-pool.js';
 import type { Signature } from './signature.js';
 import type { Device, DeviceHost, DeviceName } from '../../transport/device.js';
-import { PeerLostError, TransportError } from '../errors.js';
+import { PeerLostError, TransportError } from '../base/errors.js';
 
 /** What every message costs a receiver's window beyond its bytes: the record that holds it. */
 export const FRAME_CHARGE = 64;

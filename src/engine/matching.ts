@@ -9,7 +9,7 @@
  */
 import { ANY_SOURCE } from './calls.js';
 import type { AlgorithmProbe, Probe, Receive } from './calls.js';
-import type { Frame } from './frame.js';
+import type { Frame } from '../../transport/frame.js';
 import { knowsAlgorithm } from './signature.js';
 
 /**

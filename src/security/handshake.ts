@@ -9,7 +9,7 @@
  */
 import type { Socket } from 'node:net';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { TransportError } from '../errors.js';
+import { TransportError } from '../base/errors.js';
 
 /** The dialling side is the client, the accepting side the server. */
 export type HandshakeRole = 'client' | 'server';

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import { createHash } from 'node:crypto';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 
 /** Secrets shorter than this (in bytes) are refused: they could be guessed. */
 const MIN_SECRET_BYTES = 16;

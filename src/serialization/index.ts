@@ -1,5 +1,5 @@
 /** The serialization module: serializers, class registration and the packet codec. */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { MsgpackSerializer } from './msgpack.js';
 import type { SerializerOptions } from './registry.js';
 import type { Serializer } from './serializer.js';
@@ -17,7 +17,7 @@ export {
   type RegisteredClass,
   type SerializerOptions,
 } from './registry.js';
-export { typeCodeOf, viewBytes, fromBytes, DEFAULT_OUT_OF_BAND_THRESHOLD, type BinaryValue, type TypeCode } from './typed-arrays.js';
+export { typeCodeOf, viewBytes, fromBytes, DEFAULT_OUT_OF_BAND_THRESHOLD, type BinaryValue, type TypeCode } from '../base/typed-arrays.js';
 export { encodeMessage, decodeMessage } from './message.js';
 
 /** The serializer a configuration names, or the caller's own (whose options are its own business). */

@@ -5,9 +5,9 @@
  *   SERIALIZED | id   bodies are a serializer's parts: graph, then out-of-band buffers; the id (a
  *                     hash of the serializer's name) catches processes configured differently
  */
-import { SerializationError } from '../errors.js';
+import { SerializationError } from '../base/errors.js';
 import type { Serializer } from './serializer.js';
-import { fromBytes, typeCodeOf, typeNameOf, type BinaryValue } from './typed-arrays.js';
+import { fromBytes, typeCodeOf, typeNameOf, type BinaryValue } from '../base/typed-arrays.js';
 
 const SERIALIZED = 0x8000_0000;
 

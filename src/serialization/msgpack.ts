@@ -5,7 +5,7 @@
  * copies and cycles are rejected (the v8 serializer keeps both).
  */
 import { Decoder, Encoder, ExtData, type ExtensionCodecType } from '@msgpack/msgpack';
-import { SerializationError } from '../errors.js';
+import { SerializationError } from '../base/errors.js';
 import {
   classByName,
   registeredClassOf,
@@ -17,7 +17,7 @@ import {
   type SerializerOptions,
 } from './registry.js';
 import type { Serializer } from './serializer.js';
-import { fromBytes, travelsOutOfBand, typeCodeOf, viewBytes, type BinaryValue, type TypeCode } from './typed-arrays.js';
+import { fromBytes, travelsOutOfBand, typeCodeOf, viewBytes, type BinaryValue, type TypeCode } from '../base/typed-arrays.js';
 
 /** Extension type numbers: part of the wire format. */
 const enum Ext {

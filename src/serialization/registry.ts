@@ -4,8 +4,8 @@
  * processes must register the class under the same name), the serializer options, and the search
  * for the part of a value that could not be encoded, for error messages.
  */
-import { ConfigError, SerializationError } from '../errors.js';
-import { DEFAULT_OUT_OF_BAND_THRESHOLD } from './typed-arrays.js';
+import { ConfigError, SerializationError } from '../base/errors.js';
+import { DEFAULT_OUT_OF_BAND_THRESHOLD } from '../base/typed-arrays.js';
 
 /** Options of the built-in serializers. */
 export interface SerializerOptions {

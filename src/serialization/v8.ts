@@ -6,7 +6,7 @@
  * decoding.
  */
 import v8 from 'node:v8';
-import { SerializationError } from '../errors.js';
+import { SerializationError } from '../base/errors.js';
 import {
   classByName,
   classNameOf,
@@ -21,7 +21,7 @@ import {
   type SerializerOptions,
 } from './registry.js';
 import type { Serializer } from './serializer.js';
-import { fromBytes, travelsOutOfBand, typeCodeOf, viewBytes, type BinaryValue } from './typed-arrays.js';
+import { fromBytes, travelsOutOfBand, typeCodeOf, viewBytes, type BinaryValue } from '../base/typed-arrays.js';
 
 /** What follows the v8 header (uint32): the value alone, or [value, markers] to rebuild classes in. */
 const enum Layout {

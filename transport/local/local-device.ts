@@ -4,8 +4,8 @@
  * so the receiver owns what it gets and the sender may reuse its buffers when `send` returns.
  */
 import type { Device, DeviceHost, DevicePeer } from '../device.js';
-import { copyBodies } from '../../src/engine/frame.js';
-import type { Frame } from '../../src/engine/frame.js';
+import { copyBodies } from '../frame.js';
+import type { Frame } from '../frame.js';
 
 export class LocalDevice implements Device {
   readonly name = 'local';

@@ -20,6 +20,13 @@ const align = (bytes: number, to: number) => Math.ceil(bytes / to) * to;
 
 // ---- thread memory ----
 
+/** The memory the threads of one process share for their rings, laid out below. */
+export interface ThreadMemory {
+  readonly buffer: SharedArrayBuffer;
+  /** Bytes of each ring's data. */
+  readonly ringCapacity: number;
+}
+
 export function threadMemoryBytes(threads: number, capacity: number): number {
   return align(threads * CACHE_LINE, PAGE) + threads * threads * ringBytes(capacity);
 }

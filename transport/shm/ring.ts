@@ -9,8 +9,8 @@
  * whole when it fits, a large one in pieces as the consumer makes room (pipelined), and one that
  * does not fit waits at the producer. Nothing is dropped and the ring never grows.
  */
-import { writeBinary, viewBytes } from '../../src/serialization/typed-arrays.js';
-import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
+import { writeBinary, viewBytes } from '../../src/base/typed-arrays.js';
+import type { BinaryValue } from '../../src/base/typed-arrays.js';
 import { FRAME_ALIGNMENT } from '../memory-frames.js';
 import { setCopy } from '../stream.js';
 import type { ByteCopy } from '../stream.js';

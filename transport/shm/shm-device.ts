@@ -16,13 +16,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
-import { copyBodies, FrameType } from '../../src/engine/frame.js';
-import type { Frame } from '../../src/engine/frame.js';
+import { copyBodies, FrameType } from '../frame.js';
+import type { Frame } from '../frame.js';
 import { progressEngine } from '../../src/engine/progress.js';
 import type { PollingDevice } from '../../src/engine/progress.js';
 import { Queue } from '../../src/engine/matching.js';
-import { viewBytes } from '../../src/serialization/typed-arrays.js';
-import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
+import { viewBytes } from '../../src/base/typed-arrays.js';
+import { ConfigError, TimeoutError, TransportError } from '../../src/base/errors.js';
 import { FrameReader, carriedBytes, prefixBytes, writePrefix } from '../stream.js';
 import { RING_ALIGNMENT, Ring } from './ring.js';
 import { MemoryFrames, padded, paddedFrameBytes } from '../memory-frames.js';
@@ -32,7 +32,7 @@ import { ringCopy } from './copy.js';
 import { CopyJob, FLAG_BODIES_AT_SENDER, SINGLE_COPY_BYTES, byReference, fetchBodies, helpCopy } from './single-copy.js';
 import type { LentBodies } from './single-copy.js';
 import type { ByteCopy } from '../stream.js';
-import type { ThreadMemory } from '../../src/threads.js';
+import type { ThreadMemory } from './layout.js';
 
 /** How long an endpoint asleep with output waiting for its peers goes without looking (ms). */
 const SAFETY_MS = 10;

@@ -17,10 +17,10 @@
  * receiver; the job's chunk counter carries the job's sequence number, so a sender that looks late
  * can never claim a chunk of the next job.
  */
-import { Frame } from '../../src/engine/frame.js';
-import { TransportError } from '../../src/errors.js';
-import { viewBytes } from '../../src/serialization/typed-arrays.js';
-import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
+import { Frame } from '../frame.js';
+import { TransportError } from '../../src/base/errors.js';
+import { viewBytes } from '../../src/base/typed-arrays.js';
+import type { BinaryValue } from '../../src/base/typed-arrays.js';
 import type { Releasable } from '../device.js';
 import type { ShmNative } from './native.js';
 import { loadNumber, storeNumber } from './ring.js';

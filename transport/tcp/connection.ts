@@ -5,8 +5,8 @@
  * kernel has them. Reading: transport/stream.ts's FrameReader.
  */
 import type { Socket } from 'node:net';
-import type { Frame } from '../../src/engine/frame.js';
-import { viewBytes, writeBinary } from '../../src/serialization/typed-arrays.js';
+import type { Frame } from '../frame.js';
+import { viewBytes, writeBinary } from '../../src/base/typed-arrays.js';
 import type { Releasable } from '../device.js';
 import { FrameReader, carriedBytes, helloBytes, prefixBytes, writePrefix } from '../stream.js';
 import type { FrameHandler } from '../stream.js';

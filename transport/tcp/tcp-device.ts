@@ -9,10 +9,10 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
-import type { Frame } from '../../src/engine/frame.js';
+import type { Frame } from '../frame.js';
 import { COALESCE_BYTES, Connection } from './connection.js';
 import type { ConnectionHandler } from './connection.js';
-import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
+import { ConfigError, TimeoutError, TransportError } from '../../src/base/errors.js';
 import { Gatekeeper, authenticate, handshakeDeadline } from '../../src/security/handshake.js';
 import { describeEncryption, tlsClientOptions, tlsFailure, tlsServerOptions } from '../../src/security/tls.js';
 

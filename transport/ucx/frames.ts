@@ -7,10 +7,10 @@
  * 56 bytes plus 8 per body keep a single body 8-aligned, so typed arrays are built over it without
  * copying).
  */
-import type { Frame } from '../../src/engine/frame.js';
-import { TransportError } from '../../src/errors.js';
-import { viewBytes } from '../../src/serialization/typed-arrays.js';
-import type { BinaryValue } from '../../src/serialization/typed-arrays.js';
+import type { Frame } from '../frame.js';
+import { TransportError } from '../../src/base/errors.js';
+import { viewBytes } from '../../src/base/typed-arrays.js';
+import type { BinaryValue } from '../../src/base/typed-arrays.js';
 import { carriedBytes, prefixBytes, writePrefix } from '../stream.js';
 import { HEADER_BYTES, bodyCountOf, checkBodyCount, readHeader, readUInt64 } from '../wire.js';
 import type { HeldPart } from './native.js';

@@ -19,11 +19,11 @@
  * a timer progresses the worker now and then so that keepalives flow while nothing else happens.
  */
 import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
-import { FLAG_COLLECTIVE, FrameType } from '../../src/engine/frame.js';
-import type { Frame } from '../../src/engine/frame.js';
+import { FLAG_COLLECTIVE, FrameType } from '../frame.js';
+import type { Frame } from '../frame.js';
 import { progressEngine } from '../../src/engine/progress.js';
 import type { PollingDevice } from '../../src/engine/progress.js';
-import { ConfigError, TimeoutError, TransportError } from '../../src/errors.js';
+import { ConfigError, TimeoutError, TransportError } from '../../src/base/errors.js';
 import { MemoryFrames, padded } from '../memory-frames.js';
 import { setCopy } from '../stream.js';
 import { messageBytes, messageParts, readMessage, wholeMessage } from './frames.js';

@@ -5,8 +5,8 @@
  * device writes into its own fixed header (transport/wire.ts) and the in-process device passes as
  * they are.
  */
-import { copyBinary, typeCodeOf } from '../serialization/typed-arrays.js';
-import type { BinaryValue, TypeCode } from '../serialization/typed-arrays.js';
+import { copyBinary, typeCodeOf } from '../src/base/typed-arrays.js';
+import type { BinaryValue, TypeCode } from '../src/base/typed-arrays.js';
 
 export const enum FrameType {
   /** A whole message, sent without asking (small enough, and the receiver granted the credit). */

@@ -16,15 +16,15 @@
  */
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { ConfigError } from './errors.js';
-import { MemberReceive } from './messages.js';
-import type { Delivery } from './messages.js';
-import { ANY_SOURCE } from './engine/calls.js';
-import type { CallOwner, Route } from './engine/calls.js';
-import type { Frame } from './engine/frame.js';
-import type { Serializer } from './serialization/serializer.js';
-import type { AlgorithmSignatures, CollectiveName } from './collectives/algorithms.js';
-import type { Selection } from './collectives/selection.js';
+import { ConfigError } from '../base/errors.js';
+import { MemberReceive } from '../engine/messages.js';
+import type { Delivery } from '../engine/messages.js';
+import { ANY_SOURCE } from '../engine/calls.js';
+import type { CallOwner, Route } from '../engine/calls.js';
+import type { Frame } from '../../transport/frame.js';
+import type { Serializer } from '../serialization/serializer.js';
+import type { AlgorithmSignatures, CollectiveName } from '../collectives/algorithms.js';
+import type { Selection } from '../collectives/selection.js';
 
 /** The endpoint that writes a part, as its tracks are named. */
 /** One event of the Chrome trace event format, as written here and read back by the tools and tests. */

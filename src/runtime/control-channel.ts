@@ -1,14 +1,14 @@
 /**
  * The coordinator's control connection: length-prefixed msgpack messages, each checked by a
- * parser (groups/control-messages.ts) before anyone uses it. Group formation and job control are
+ * parser (src/runtime/control-messages.ts) before anyone uses it. Group formation and job control are
  * rare and small, so this favours plainness over speed; but what arrives is never trusted: frames
  * have a size limit, each byte is copied once (into its frame's body, allocated when the length
  * prefix is in), and a frame that cannot be decoded or checked closes this connection only.
  */
 import type { Socket } from 'node:net';
 import { decode, encode } from '@msgpack/msgpack';
-import type { EndpointInfo } from '../src/engine/endpoints.js';
-import { TransportError } from '../src/errors.js';
+import type { EndpointInfo } from '../engine/endpoints.js';
+import { TransportError } from '../base/errors.js';
 
 /** A member: the endpoint it lives in and its place among that endpoint's members. */
 export type MemberAddress = readonly [endpointRank: number, localId: number];

@@ -4,7 +4,7 @@
  * group once `numberOfMembers` have joined, gives it a job-wide context id and the same rank order
  * everywhere (endpoint rank, then addMember order), and relays losses, aborts and watchdog dumps.
  * Every connection authenticates first (src/security/handshake.ts); every message is checked
- * (groups/control-messages.ts) before use, and a bad one closes that connection only. Only
+ * (src/runtime/control-messages.ts) before use, and a bad one closes that connection only. Only
  * endpoints it admitted (a valid hello) can be reported lost.
  */
 import net from 'node:net';
@@ -12,10 +12,10 @@ import { randomBytes } from 'node:crypto';
 import { ControlChannel } from './control-channel.js';
 import type { FromCoordinator, MemberAddress, ToCoordinator } from './control-channel.js';
 import { MAX_CONTROL_FRAME_BYTES, parseToCoordinator } from './control-messages.js';
-import type { EndpointInfo } from '../src/engine/endpoints.js';
-import { endpointLabel } from '../src/engine/endpoints.js';
-import { TimeoutError, TransportError } from '../src/errors.js';
-import { Gatekeeper, handshakeDeadline } from '../src/security/handshake.js';
+import type { EndpointInfo } from '../engine/endpoints.js';
+import { endpointLabel } from '../engine/endpoints.js';
+import { TimeoutError, TransportError } from '../base/errors.js';
+import { Gatekeeper, handshakeDeadline } from '../security/handshake.js';
 
 type Channel = ControlChannel<ToCoordinator, FromCoordinator>;
 

@@ -1,5 +1,5 @@
 /**
- * The heartbeat thread of one process (started by src/heartbeat.ts): it beats and listens in a
+ * The heartbeat thread of one process (started by src/runtime/heartbeat.ts): it beats and listens in a
  * worker thread of its own, so a main thread that computes is never taken for a lost one, while a
  * stopped, hung or cut-off process is. Process 0's thread serves: every other process's thread
  * connects to it. Each side beats every `periodMs` and declares the other lost once nothing was
@@ -14,7 +14,7 @@
 import net from 'node:net';
 import { BroadcastChannel, parentPort, workerData } from 'node:worker_threads';
 import type { HeartbeatSettings, LossNotice, ThreadOrder, ThreadReport } from './heartbeat.js';
-import { Gatekeeper, authenticate, handshakeDeadline } from './security/handshake.js';
+import { Gatekeeper, authenticate, handshakeDeadline } from '../security/handshake.js';
 
 /** Longest line accepted: a peer that sends more is not one of ours. */
 const MAX_LINE = 1024;

@@ -5,13 +5,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from './errors.js';
-import type { Serializer } from './serialization/serializer.js';
-import { checkTable, parseForcedAlgorithms } from './collectives/selection.js';
-import type { SelectionTable } from './collectives/selection.js';
-import type { CollectiveName } from './collectives/algorithms.js';
-import { RELATIONS } from './engine/endpoints.js';
-import type { DeviceChoice, DeviceRules } from './engine/endpoints.js';
+import { ConfigError } from '../base/errors.js';
+import type { Serializer } from '../serialization/serializer.js';
+import { checkTable, parseForcedAlgorithms } from '../collectives/selection.js';
+import type { SelectionTable } from '../collectives/selection.js';
+import type { CollectiveName } from '../collectives/algorithms.js';
+import { RELATIONS } from '../engine/endpoints.js';
+import type { DeviceChoice, DeviceRules } from '../engine/endpoints.js';
 
 export const TRANSPORTS = ['auto', 'local', 'tcp', 'shm', 'ucx'] as const;
 /** The `transport` option: `auto` (the best device per pair of endpoints) or one device everywhere it can serve. */

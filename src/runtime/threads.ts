@@ -8,15 +8,9 @@
 import { Worker, isMainThread, workerData } from 'node:worker_threads';
 import path from 'node:path';
 import { linePrefixer, MARKER_END, MARKER_START } from './output.js';
-import { ConfigError } from './errors.js';
-import { threadMemoryBytes } from '../transport/shm/layout.js';
-
-/** The memory the threads of this process share for their rings (transport/shm/layout.ts). */
-export interface ThreadMemory {
-  readonly buffer: SharedArrayBuffer;
-  /** Bytes of each ring's data. */
-  readonly ringCapacity: number;
-}
+import { ConfigError } from '../base/errors.js';
+import { threadMemoryBytes } from '../../transport/shm/layout.js';
+import type { ThreadMemory } from '../../transport/shm/layout.js';
 
 interface ThreadData {
   readonly ccjsThreadRank: number;

@@ -5,8 +5,8 @@
  * shapes; anything else is a TransportError, which closes that one connection.
  */
 import { encode } from '@msgpack/msgpack';
-import type { EndpointInfo } from '../src/engine/endpoints.js';
-import { TransportError } from '../src/errors.js';
+import type { EndpointInfo } from '../engine/endpoints.js';
+import { TransportError } from '../base/errors.js';
 import type { FromCoordinator, MemberAddress, ToCoordinator } from './control-channel.js';
 
 /** Frames the coordinator accepts: far above any real message except the world, which it only sends. */

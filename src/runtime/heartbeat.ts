@@ -1,13 +1,13 @@
 /**
  * Liveness that does not depend on the event loop: one heartbeat thread per process (the thread's
- * code is src/heartbeat-thread.ts), started by the main thread's master. Process 0's thread serves
+ * code is src/runtime/heartbeat-thread.ts), started by the main thread's master. Process 0's thread serves
  * on a port of its own, advertised in its hello as address record `heartbeat`; every other
  * process's thread connects to it. Each thread tells the endpoints of its process (its main thread
  * and its ccjs worker threads) which process was lost, on a BroadcastChannel named after the job
  * and the process.
  */
 import { BroadcastChannel, Worker } from 'node:worker_threads';
-import { TransportError } from './errors.js';
+import { TransportError } from '../base/errors.js';
 
 /** What a heartbeat thread is started with. */
 export interface HeartbeatSettings {

@@ -4,17 +4,17 @@
  * The member's bookkeeping lives in a MemberCore behind an ES private field, so subclasses may
  * use any field names of their own.
  */
-import type { ColGroup } from '../groups/col-group.js';
-import type { ColGroupMaster } from '../groups/col-group-master.js';
-import { CCJError, GroupError } from './errors.js';
-import { ANY_SOURCE, ANY_TAG, SendMode } from './engine/calls.js';
-import type { CallOwner, ProbeResult } from './engine/calls.js';
-import { Delivery, MemberReceive, POINT_TO_POINT, checkSource, messageFrame, receiveBuffer, receiveTag, sendTag } from './messages.js';
-import * as collectives from './collectives/operations.js';
-import type { CollectiveOptions } from './collectives/operations.js';
+import type { ColGroup } from './col-group.js';
+import type { ColGroupMaster } from './col-group-master.js';
+import { CCJError, GroupError } from '../src/base/errors.js';
+import { ANY_SOURCE, ANY_TAG, SendMode } from '../src/engine/calls.js';
+import type { CallOwner, ProbeResult } from '../src/engine/calls.js';
+import { Delivery, MemberReceive, POINT_TO_POINT, checkSource, messageFrame, receiveBuffer, receiveTag, sendTag } from '../src/engine/messages.js';
+import * as collectives from '../src/collectives/operations.js';
+import type { CollectiveOptions } from '../src/collectives/operations.js';
 import type { ReductionLike } from '../reduction/reduction-object.js';
 import type { DividableData } from '../dividable/dividable-data.js';
-import { TracedReceive } from './trace-file.js';
+import { TracedReceive } from '../src/runtime/trace-file.js';
 
 export { ANY_SOURCE, ANY_TAG };
 

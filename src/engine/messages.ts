@@ -3,18 +3,18 @@
  * turn frames back into values, checking a collective message's signature against the call that
  * receives it. A receive settles one promise, made only if the message was not already there.
  */
-import { Frame, FrameType, bodiesSize } from './engine/frame.js';
-import { ANY_SOURCE, ANY_TAG, Receive, rejected } from './engine/calls.js';
-import type { CallOwner, Route } from './engine/calls.js';
-import { collectiveOf, describeSignature, sameOperation } from './engine/signature.js';
-import type { Signature } from './engine/signature.js';
-import { progressEngine } from './engine/progress.js';
-import { encodeMessage, decodeMessage } from './serialization/message.js';
-import { fromBytes, typeCodeOf, viewBytes } from './serialization/typed-arrays.js';
-import type { BinaryValue } from './serialization/typed-arrays.js';
-import type { Serializer } from './serialization/serializer.js';
-import { CollectiveMismatchError, ReceiveBufferError } from './errors.js';
-import type { ColGroup } from '../groups/col-group.js';
+import { Frame, FrameType, bodiesSize } from '../../transport/frame.js';
+import { ANY_SOURCE, ANY_TAG, Receive, rejected } from './calls.js';
+import type { CallOwner, Route } from './calls.js';
+import { collectiveOf, describeSignature, sameOperation } from './signature.js';
+import type { Signature } from './signature.js';
+import { progressEngine } from './progress.js';
+import { encodeMessage, decodeMessage } from '../serialization/message.js';
+import { fromBytes, typeCodeOf, viewBytes } from '../base/typed-arrays.js';
+import type { BinaryValue } from '../base/typed-arrays.js';
+import type { Serializer } from '../serialization/serializer.js';
+import { CollectiveMismatchError, ReceiveBufferError } from '../base/errors.js';
+import type { ColGroup } from '../../groups/col-group.js';
 
 /** Largest user tag (MPI_TAG_UB is at least 32767; ours is 2^31 − 1). */
 export const MAX_TAG = 0x7fff_ffff;

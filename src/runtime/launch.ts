@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../base/errors.js';
 
 /** Which launcher started this process ('single': none, a lone process). */
 export type LauncherName = 'ccjrun' | 'mpirun' | 'hydra' | 'slurm' | 'torch' | 'single';

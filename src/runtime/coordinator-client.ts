@@ -2,15 +2,15 @@
  * An endpoint's side of the coordinator connection: it introduces the endpoint, learns the world
  * (every endpoint with its address records), and turns join/get/abort/dump into control messages
  * and their answers. The connection authenticates first, and what the coordinator sends is checked
- * (groups/control-messages.ts) before use.
+ * (src/runtime/control-messages.ts) before use.
  */
 import net from 'node:net';
 import { ControlChannel } from './control-channel.js';
 import type { FromCoordinator, Hello, MemberAddress, ToCoordinator } from './control-channel.js';
 import { parseFromCoordinator, worldFrameLimit } from './control-messages.js';
-import type { World } from '../src/engine/endpoints.js';
-import { ConfigError, GroupError, PeerLostError, TimeoutError, TransportError } from '../src/errors.js';
-import { authenticate, handshakeDeadline } from '../src/security/handshake.js';
+import type { World } from '../engine/endpoints.js';
+import { ConfigError, GroupError, PeerLostError, TimeoutError, TransportError } from '../base/errors.js';
+import { authenticate, handshakeDeadline } from '../security/handshake.js';
 
 export interface GroupDescription {
   readonly name: string;

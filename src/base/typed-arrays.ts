@@ -3,7 +3,7 @@
  * that they travel without per-element encoding and arrive as the same type. Decoding builds the
  * value over the received bytes without copying whenever their alignment allows.
  */
-import { SerializationError } from '../errors.js';
+import { SerializationError } from './errors.js';
 
 /** Every value `typeCodeOf` recognises. */
 export type BinaryValue = ArrayBufferView | ArrayBuffer;
