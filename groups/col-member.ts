@@ -9,7 +9,7 @@ import type { ColGroupMaster } from './col-group-master.js';
 import { CCJError, GroupError } from '../src/base/errors.js';
 import { ANY_SOURCE, ANY_TAG, SendMode } from '../src/engine/calls.js';
 import type { CallOwner, ProbeResult } from '../src/engine/calls.js';
-import { Delivery, MemberReceive, POINT_TO_POINT, checkSource, messageFrame, receiveBuffer, receiveTag, sendTag } from '../src/engine/messages.js';
+import { Delivery, MemberReceive, POINT_TO_POINT, messageFrame, receiveBuffer, receiveTag, sendTag } from '../src/engine/messages.js';
 import * as collectives from '../src/collectives/operations.js';
 import type { CollectiveOptions } from '../src/collectives/operations.js';
 import type { ReductionLike } from '../reduction/reduction-object.js';
@@ -50,6 +50,11 @@ export interface ReceivedMessage<T> {
   readonly source: number;
   /** The tag it was sent with. */
   readonly tag: number;
+}
+
+/** RangeError unless `source` is a rank of `group` or ANY_SOURCE. */
+function checkSource(group: ColGroup, source: number, operation: string): void {
+  if (source !== ANY_SOURCE) group.checkRank(source, operation, 'source');
 }
 
 /** What the library keeps about a member; reached through `memberCore(member)`. */

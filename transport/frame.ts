@@ -5,7 +5,7 @@
  * device writes into its own fixed header (transport/wire.ts) and the in-process device passes as
  * they are.
  */
-import { copyBinary, typeCodeOf } from '../src/base/typed-arrays.js';
+import { copyBinary, typeCodeOf, isBinaryFormat } from '../src/base/typed-arrays.js';
 import type { BinaryValue, TypeCode } from '../src/base/typed-arrays.js';
 
 export const enum FrameType {
@@ -80,6 +80,14 @@ export function controlFrame(type: FrameType, of: Frame, id: number): Frame {
   return new Frame(type, of.flags, of.context, of.destination, of.source, of.tag, 0, 0, 0, 0, NO_BODIES, 0, id);
 }
 
+/**
+ * Whether a message frame's one body is a binary value's bytes (no serializer parts): the only
+ * kind of message a receive may take straight into a buffer of its own.
+ */
+export function carriesOneBinary(frame: Frame): boolean {
+  return isBinaryFormat(frame.format) && frame.bodies.length === 1;
+}
+
 /** The bodies of frames that carry none (never written to: such frames have no bodies to replace). */
 export const NO_BODIES: BinaryValue[] = [];
 
@@ -102,5 +110,5 @@ export function copyBodies(frame: Frame): void {
 
 /** The binary type of body `index`: a binary value's is the frame's format (it may travel as bytes), a serializer part's its own. */
 export function bodyTypeCode(frame: Frame, index: number): TypeCode {
-  return index === 0 && frame.format < 256 ? frame.format : (typeCodeOf(frame.bodies[index]) as TypeCode);
+  return index === 0 && isBinaryFormat(frame.format) ? frame.format : (typeCodeOf(frame.bodies[index]) as TypeCode);
 }

@@ -105,6 +105,14 @@ export function typedArrayOver(code: TypeCode, buffer: ArrayBufferLike, byteOffs
 /** The wire code of a binary type; codes fit in one byte. */
 export type TypeCode = number;
 
+/**
+ * Whether a message's format is a type code of this table: its one body is that binary value's
+ * bytes, with no serializer involved (src/serialization/message.ts gives formats 256 and up to serializers).
+ */
+export function isBinaryFormat(format: number): format is TypeCode {
+  return format < 256;
+}
+
 const codeByPrototype = new Map<object, TypeCode>(BINARY_TYPES.map((type, code) => [type.prototype, code]));
 /** The same prototypes in code order: a scan of a few pointer comparisons beats a map lookup here. */
 const prototypes: readonly object[] = BINARY_TYPES.map((type) => type.prototype);

@@ -3,18 +3,17 @@
  * turn frames back into values, checking a collective message's signature against the call that
  * receives it. A receive settles one promise, made only if the message was not already there.
  */
-import { Frame, FrameType, bodiesSize } from '../../transport/frame.js';
-import { ANY_SOURCE, ANY_TAG, Receive, rejected } from './calls.js';
+import { Frame, FrameType, bodiesSize, carriesOneBinary } from '../../transport/frame.js';
+import { ANY_TAG, Receive, rejected } from './calls.js';
 import type { CallOwner, Route } from './calls.js';
 import { collectiveOf, describeSignature, sameOperation } from './signature.js';
 import type { Signature } from './signature.js';
 import { progressEngine } from './progress.js';
 import { encodeMessage, decodeMessage } from '../serialization/message.js';
-import { fromBytes, typeCodeOf, viewBytes } from '../base/typed-arrays.js';
+import { fromBytes, typeCodeOf, viewBytes, isBinaryFormat } from '../base/typed-arrays.js';
 import type { BinaryValue } from '../base/typed-arrays.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { CollectiveMismatchError, ReceiveBufferError } from '../base/errors.js';
-import type { ColGroup } from '../../groups/col-group.js';
 
 /** Largest user tag (MPI_TAG_UB is at least 32767; ours is 2^31 − 1). */
 export const MAX_TAG = 0x7fff_ffff;
@@ -46,7 +45,7 @@ export function encodeValue(serializer: Serializer, value: unknown): EncodedMess
  * frame's `ownsFirstBody` after copyBodies, as the in-process device delivers them).
  */
 export function decodeValue(serializer: Serializer, format: number, bodies: readonly BinaryValue[], owned = false): unknown {
-  return format < 256 && bodies.length === 1 ? fromBytes(format, bodies[0] as BinaryValue, owned) : decodeMessage(format, bodies, serializer);
+  return isBinaryFormat(format) && bodies.length === 1 ? fromBytes(format, bodies[0] as BinaryValue, owned) : decodeMessage(format, bodies, serializer);
 }
 
 /**
@@ -54,7 +53,7 @@ export function decodeValue(serializer: Serializer, format: number, bodies: read
  * arrived as bytes), as the sender's encodeValue made it.
  */
 function encodedAsSent(frame: Frame): EncodedMessage {
-  const bodies = frame.format < 256 && frame.bodies.length === 1 ? [fromBytes(frame.format, frame.bodies[0] as BinaryValue, frame.ownsFirstBody)] : frame.bodies;
+  const bodies = carriesOneBinary(frame) ? [fromBytes(frame.format, frame.bodies[0] as BinaryValue, frame.ownsFirstBody)] : frame.bodies;
   return new EncodedMessage(frame.format, bodies, frame.size);
 }
 
@@ -89,11 +88,6 @@ export function receiveBuffer(options: { readonly into?: unknown } | undefined, 
   const into = options?.into;
   if (into === undefined || ArrayBuffer.isView(into)) return into;
   throw new TypeError(`${operation}: options.into must be a typed array, Buffer or DataView, not ${into === null ? 'null' : typeof into}`);
-}
-
-/** RangeError unless `source` is a rank of `group` or ANY_SOURCE. */
-export function checkSource(group: ColGroup, source: number, operation: string): void {
-  if (source !== ANY_SOURCE) group.checkRank(source, operation, 'source');
 }
 
 /** What a receive hands back. */
@@ -169,13 +163,13 @@ export class MemberReceive extends Receive {
 
   override destinationFor(format: number, bytes: number): Uint8Array | undefined {
     const into = this.into;
-    return into !== undefined && unfitFor(into, format < 256, bytes) === undefined ? new Uint8Array(into.buffer, into.byteOffset, bytes) : undefined;
+    return into !== undefined && unfitFor(into, isBinaryFormat(format), bytes) === undefined ? new Uint8Array(into.buffer, into.byteOffset, bytes) : undefined;
   }
 
   /** The message's bytes in `into` (copied there unless a device read them there), as a view of `into`'s kind. */
   private placed(frame: Frame, into: ArrayBufferView): ArrayBufferView {
     const body = frame.bodies[0];
-    const bytes = frame.format < 256 && frame.bodies.length === 1 && body !== undefined ? viewBytes(body) : undefined;
+    const bytes = carriesOneBinary(frame) && body !== undefined ? viewBytes(body) : undefined;
     const length = bytes?.byteLength ?? 0;
     const unfit = unfitFor(into, bytes !== undefined, length);
     if (unfit !== undefined || bytes === undefined) throw new ReceiveBufferError(`${this.describe()}: ${unfit}`);

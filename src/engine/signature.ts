@@ -4,6 +4,7 @@
  * expecting another signature has found members calling collectives in different orders or with
  * different arguments, and says so, naming both calls, instead of misreading the data.
  */
+import { fnv1a } from '../base/hash.js';
 import { ALGORITHMS, COLLECTIVES } from '../collectives/algorithms.js';
 import type { CollectiveName } from '../collectives/algorithms.js';
 
@@ -83,9 +84,7 @@ const reductionNames = new Map<number, string>();
  * remembered so that a mismatch can name the other side's reduction too.
  */
 export function reductionCode(name: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < name.length; i += 1) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193);
-  const code = hash >>> 0 || 1;
+  const code = fnv1a(name) || 1;
   if (!reductionNames.has(code)) reductionNames.set(code, name);
   return code;
 }

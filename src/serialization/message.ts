@@ -6,8 +6,9 @@
  *                     hash of the serializer's name) catches processes configured differently
  */
 import { SerializationError } from '../base/errors.js';
+import { fnv1a } from '../base/hash.js';
 import type { Serializer } from './serializer.js';
-import { fromBytes, typeCodeOf, typeNameOf, type BinaryValue } from '../base/typed-arrays.js';
+import { fromBytes, typeCodeOf, typeNameOf, type BinaryValue, isBinaryFormat } from '../base/typed-arrays.js';
 
 const SERIALIZED = 0x8000_0000;
 
@@ -24,9 +25,7 @@ const formats = new WeakMap<Serializer, number>();
 
 /** The format of messages of the serializer named `name`. */
 function formatOfName(name: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < name.length; i += 1) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193);
-  return (SERIALIZED | (hash >>> 1)) >>> 0;
+  return (SERIALIZED | (fnv1a(name) >>> 1)) >>> 0;
 }
 
 /**
@@ -58,7 +57,7 @@ export function encodeMessage(value: unknown, serializer: Serializer): EncodedMe
 export function decodeMessage(format: number, bodies: readonly BinaryValue[], serializer: Serializer): unknown {
   const first = bodies[0];
   if (first === undefined) throw new SerializationError('cannot decode a message without a body');
-  if (format < 256) {
+  if (isBinaryFormat(format)) {
     if (bodies.length !== 1) throw new SerializationError(`corrupt message: a ${typeNameOf(format)} in ${bodies.length} bodies`);
     return fromBytes(format, first);
   }

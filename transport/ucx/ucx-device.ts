@@ -19,7 +19,7 @@
  * a timer progresses the worker now and then so that keepalives flow while nothing else happens.
  */
 import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
-import { FLAG_COLLECTIVE, FrameType } from '../frame.js';
+import { FLAG_COLLECTIVE, FrameType, carriesOneBinary } from '../frame.js';
 import type { Frame } from '../frame.js';
 import { progressEngine } from '../../src/engine/progress.js';
 import type { PollingDevice } from '../../src/engine/progress.js';
@@ -204,7 +204,7 @@ export class UcxDevice implements Device, PollingDevice {
     // A Data frame's id lets its receiver place the body where receiveInto said; the body of a
     // point-to-point binary message sent without asking waits for its receiver to say where.
     const key = frame.type === FrameType.Data ? frame.id : 0;
-    const deferred = frame.type === FrameType.Eager && (frame.flags & FLAG_COLLECTIVE) === 0 && frame.format < 256 && frame.bodies.length === 1;
+    const deferred = frame.type === FrameType.Eager && (frame.flags & FLAG_COLLECTIVE) === 0 && carriesOneBinary(frame);
     return this.sendMessage(peer, messageParts(frame), releasable, key, deferred) || releasable === undefined;
   }
 
