@@ -4,6 +4,7 @@
  * coll/tuned. Each collective has a folder with one file per algorithm and an index.ts table.
  */
 import type { CollectiveContext } from './context.js';
+import { registerOperations } from '../engine/signature.js';
 import type { ReductionObject } from '../../reduction/reduction-object.js';
 import { barrierAlgorithms } from './barrier/index.js';
 import { broadcastAlgorithms } from './broadcast/index.js';
@@ -42,6 +43,8 @@ export interface AlgorithmSignatures {
 export type CollectiveName = keyof AlgorithmSignatures;
 
 export interface Algorithm<C extends CollectiveName> {
+  /** Names the algorithm on the wire (below its collective's id in a signature's operation code): never change or reuse one. */
+  readonly id: number;
   readonly run: AlgorithmSignatures[C];
   /** Combines operands in rank order, so it may run a non-commutative reduction. */
   readonly keepsRankOrder: boolean;
@@ -74,6 +77,30 @@ export const ALGORITHMS: { readonly [C in CollectiveName]: AlgorithmsOf<C> } = T
 export type AlgorithmName<C extends CollectiveName = CollectiveName> = C extends CollectiveName ? keyof (typeof TABLES)[C] & string : never;
 
 export const COLLECTIVES = Object.keys(ALGORITHMS) as CollectiveName[];
+
+/** Names each collective on the wire (above the algorithm's id in a signature's operation code): never change or reuse one. */
+export const COLLECTIVE_IDS: { readonly [C in CollectiveName]: number } = {
+  barrier: 1,
+  broadcast: 2,
+  reduce: 3,
+  allReduce: 4,
+  scatter: 5,
+  gather: 6,
+  allGather: 7,
+  allToAll: 8,
+  reduceScatter: 9,
+  scan: 10,
+};
+
+// The engine's signatures carry these numbers and name them in errors; it does not import this layer.
+registerOperations(
+  Object.fromEntries(
+    COLLECTIVES.map((collective) => [
+      collective,
+      { id: COLLECTIVE_IDS[collective], algorithms: Object.fromEntries(Object.entries(ALGORITHMS[collective]).map(([name, algorithm]) => [name, algorithm.id])) },
+    ]),
+  ),
+);
 
 /** The names of `collective`'s algorithms, in table order. */
 export function algorithmNames<C extends CollectiveName>(collective: C): AlgorithmName<C>[] {

@@ -5,8 +5,6 @@
  * different arguments, and says so, naming both calls, instead of misreading the data.
  */
 import { fnv1a } from '../base/hash.js';
-import { ALGORITHMS, COLLECTIVES } from '../collectives/algorithms.js';
-import type { CollectiveName } from '../collectives/algorithms.js';
 
 /** A collective call's signature, carried by each of its messages. */
 export interface Signature {
@@ -22,31 +20,72 @@ export const NO_REDUCTION = 0;
 
 const ALGORITHM_BITS = 8;
 const ALGORITHM_MASK = (1 << ALGORITHM_BITS) - 1;
-/** The algorithm index of a member that does not know its algorithm yet (it learns the root's). */
+/** The algorithm id of a member that does not know its algorithm yet (it learns the root's). */
 const UNKNOWN_ALGORITHM = ALGORITHM_MASK;
 
-let names: Readonly<Record<CollectiveName, readonly string[]>> | undefined;
-
-/** Algorithm names by collective, in a fixed order that every process shares (made on first use: the tables import modules that import this one). */
-function algorithmNames(collective: CollectiveName): readonly string[] {
-  names ??= Object.fromEntries(COLLECTIVES.map((name) => [name, Object.keys(ALGORITHMS[name])])) as Record<CollectiveName, string[]>;
-  return names[collective];
+/** A collective's wire id (1 to 255: 0 marks point-to-point traffic) and its algorithms' (0 to 254: 255 is UNKNOWN_ALGORITHM), by name. */
+export interface CollectiveIds {
+  readonly id: number;
+  readonly algorithms: Readonly<Record<string, number>>;
 }
 
-/** 1 + collective index above the algorithm's index: never 0, which marks point-to-point traffic. */
-export function operationCode(collective: CollectiveName, algorithm: string): number {
-  return ((COLLECTIVES.indexOf(collective) + 1) << ALGORITHM_BITS) | algorithmNames(collective).indexOf(algorithm);
+/** Every collective's ids, by name: the collectives register theirs (src/collectives/algorithms.ts), which the engine does not import. */
+export type OperationIds = Readonly<Record<string, CollectiveIds>>;
+
+interface CollectiveNumbers {
+  readonly name: string;
+  readonly id: number;
+  readonly algorithmIds: ReadonlyMap<string, number>;
+  readonly algorithmNames: ReadonlyMap<number, string>;
+}
+
+let byName = new Map<string, CollectiveNumbers>();
+let byId = new Map<number, CollectiveNumbers>();
+
+/** Makes `ids` the names behind operation codes; throws where two collectives, or two algorithms of one, share an id, or an id does not fit its bits. */
+export function registerOperations(ids: OperationIds): void {
+  const names = new Map<string, CollectiveNumbers>();
+  const numbers = new Map<number, CollectiveNumbers>();
+  for (const [name, { id, algorithms }] of Object.entries(ids)) {
+    if (!Number.isInteger(id) || id < 1 || id > 0xff || numbers.has(id)) throw new Error(`collective ${name}: wire id ${id} is not free`);
+    const algorithmIds = new Map(Object.entries(algorithms));
+    const algorithmNames = new Map<number, string>();
+    for (const [algorithm, algorithmId] of algorithmIds) {
+      if (!Number.isInteger(algorithmId) || algorithmId < 0 || algorithmId >= UNKNOWN_ALGORITHM || algorithmNames.has(algorithmId)) {
+        throw new Error(`${name} algorithm ${algorithm}: wire id ${algorithmId} is not free`);
+      }
+      algorithmNames.set(algorithmId, algorithm);
+    }
+    const collective = { name, id, algorithmIds, algorithmNames };
+    names.set(name, collective);
+    numbers.set(id, collective);
+  }
+  byName = names;
+  byId = numbers;
+}
+
+function registered(collective: string): CollectiveNumbers {
+  const numbers = byName.get(collective);
+  if (numbers === undefined) throw new Error(`no wire id registered for collective ${collective}`);
+  return numbers;
+}
+
+/** The collective id above the algorithm id: never 0, which marks point-to-point traffic. */
+export function operationCode(collective: string, algorithm: string): number {
+  const numbers = registered(collective);
+  const id = numbers.algorithmIds.get(algorithm);
+  if (id === undefined) throw new Error(`no wire id registered for ${collective} algorithm ${algorithm}`);
+  return (numbers.id << ALGORITHM_BITS) | id;
 }
 
 /** The operation code of `collective` whose algorithm is not known yet. */
-export function unknownAlgorithmCode(collective: CollectiveName): number {
-  return ((COLLECTIVES.indexOf(collective) + 1) << ALGORITHM_BITS) | UNKNOWN_ALGORITHM;
+export function unknownAlgorithmCode(collective: string): number {
+  return (registered(collective).id << ALGORITHM_BITS) | UNKNOWN_ALGORITHM;
 }
 
 /** The algorithm an operation code names, or undefined when the sender did not know it. */
 export function algorithmNameOf(operation: number): string | undefined {
-  const collective = collectiveOf(operation);
-  return collective === undefined ? undefined : algorithmNames(collective)[operation & ALGORITHM_MASK];
+  return byId.get(operation >>> ALGORITHM_BITS)?.algorithmNames.get(operation & ALGORITHM_MASK);
 }
 
 /** False for the code of a member that did not know its algorithm yet. */
@@ -62,8 +101,8 @@ export function sameOperation(a: number, b: number): boolean {
 }
 
 /** The collective behind an operation code (undefined for codes that name none). */
-export function collectiveOf(operation: number): CollectiveName | undefined {
-  return COLLECTIVES[(operation >>> ALGORITHM_BITS) - 1];
+export function collectiveOf(operation: number): string | undefined {
+  return byId.get(operation >>> ALGORITHM_BITS)?.name;
 }
 
 /** "broadcast(root 2) binomial" for a signature's numbers, for error messages. */
@@ -71,8 +110,7 @@ export function describeSignature(operation: number, root: number, reduction: nu
   if (operation === 0) return 'a point-to-point message';
   const collective = collectiveOf(operation);
   if (collective === undefined) return `an unknown operation (code ${operation})`;
-  const index = operation & ALGORITHM_MASK;
-  const algorithm = index === UNKNOWN_ALGORITHM ? '' : ` ${algorithmNames(collective)[index] ?? 'an unknown algorithm'}`;
+  const algorithm = knowsAlgorithm(operation) ? ` ${algorithmNameOf(operation) ?? 'an unknown algorithm'}` : '';
   const details = [root === NO_ROOT ? '' : `root ${root}`, reduction === NO_REDUCTION ? '' : reductionNameOf(reduction)].filter((part) => part !== '');
   return `${collective}(${details.join(', ')})${algorithm}`;
 }

@@ -1,4 +1,4 @@
-/** The allGather algorithms by name (one file each in this folder). */
+/** The allGather algorithms by name, with their wire ids (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { allGatherGatherBroadcast } from './gather-broadcast.js';
 import { allGatherFlatNonblocking } from './flat-nonblocking.js';
@@ -10,12 +10,12 @@ import { allGatherBruck } from './bruck.js';
 import { allGatherHierarchical } from './hierarchical.js';
 
 export const allGatherAlgorithms = {
-  'gather-broadcast': { run: allGatherGatherBroadcast, keepsRankOrder: true },
-  'flat-nonblocking': { run: allGatherFlatNonblocking, keepsRankOrder: true },
-  'recursive-doubling': { run: allGatherRecursiveDoubling, keepsRankOrder: true },
-  'bde-nonblocking': { run: allGatherBdeNonblocking, keepsRankOrder: true },
-  'bucket-blocking': { run: allGatherBucketBlocking, keepsRankOrder: true },
-  'bucket-nonblocking': { run: allGatherBucketNonblocking, keepsRankOrder: true },
-  'bruck': { run: allGatherBruck, keepsRankOrder: true },
-  'hierarchical': { run: allGatherHierarchical, keepsRankOrder: true, hierarchical: true },
+  'gather-broadcast': { id: 0, run: allGatherGatherBroadcast, keepsRankOrder: true },
+  'flat-nonblocking': { id: 1, run: allGatherFlatNonblocking, keepsRankOrder: true },
+  'recursive-doubling': { id: 2, run: allGatherRecursiveDoubling, keepsRankOrder: true },
+  'bde-nonblocking': { id: 3, run: allGatherBdeNonblocking, keepsRankOrder: true },
+  'bucket-blocking': { id: 4, run: allGatherBucketBlocking, keepsRankOrder: true },
+  'bucket-nonblocking': { id: 5, run: allGatherBucketNonblocking, keepsRankOrder: true },
+  'bruck': { id: 6, run: allGatherBruck, keepsRankOrder: true },
+  'hierarchical': { id: 7, run: allGatherHierarchical, keepsRankOrder: true, hierarchical: true },
 } satisfies AlgorithmsOf<'allGather'>;

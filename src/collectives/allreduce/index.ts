@@ -1,4 +1,4 @@
-/** The allReduce algorithms by name (one file each in this folder). */
+/** The allReduce algorithms by name, with their wire ids (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { allReduceReduceBroadcast } from './reduce-broadcast.js';
 import { allReduceFlatNonBlocking } from './flat-nonblocking.js';
@@ -10,12 +10,12 @@ import { allReduceRing } from './ring.js';
 import { allReduceHierarchical } from './hierarchical.js';
 
 export const allReduceAlgorithms = {
-  'reduce-broadcast': { run: allReduceReduceBroadcast, keepsRankOrder: true },
-  'flat-nonblocking': { run: allReduceFlatNonBlocking, keepsRankOrder: true },
-  'binomial': { run: allReduceBinomial, keepsRankOrder: true },
-  'bde-blocking': { run: allReduceBdeBlocking, keepsRankOrder: true },
-  'bde-nonblocking': { run: allReduceBdeNonBlocking, keepsRankOrder: true },
-  'rabenseifner': { run: allReduceRabenseifner, keepsRankOrder: true },
-  'ring': { run: allReduceRing, keepsRankOrder: false },
-  'hierarchical': { run: allReduceHierarchical, keepsRankOrder: false, hierarchical: true },
+  'reduce-broadcast': { id: 0, run: allReduceReduceBroadcast, keepsRankOrder: true },
+  'flat-nonblocking': { id: 1, run: allReduceFlatNonBlocking, keepsRankOrder: true },
+  'binomial': { id: 2, run: allReduceBinomial, keepsRankOrder: true },
+  'bde-blocking': { id: 3, run: allReduceBdeBlocking, keepsRankOrder: true },
+  'bde-nonblocking': { id: 4, run: allReduceBdeNonBlocking, keepsRankOrder: true },
+  'rabenseifner': { id: 5, run: allReduceRabenseifner, keepsRankOrder: true },
+  'ring': { id: 6, run: allReduceRing, keepsRankOrder: false },
+  'hierarchical': { id: 7, run: allReduceHierarchical, keepsRankOrder: false, hierarchical: true },
 } satisfies AlgorithmsOf<'allReduce'>;

@@ -1,4 +1,4 @@
-/** The allToAll algorithms by name (one file each in this folder). */
+/** The allToAll algorithms by name, with their wire ids (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { allToAllFlat } from './flat.js';
 import { allToAllFlatBlocking } from './flat-blocking.js';
@@ -9,11 +9,11 @@ import { allToAllPairwise } from './pairwise.js';
 import { allToAllBruck } from './bruck.js';
 
 export const allToAllAlgorithms = {
-  'flat': { run: allToAllFlat, keepsRankOrder: true },
-  'flat-blocking': { run: allToAllFlatBlocking, keepsRankOrder: true },
-  'flat-nonblocking': { run: allToAllFlatNonblocking, keepsRankOrder: true },
-  'flat-nonblocking-1': { run: allToAllFlatNonblocking1, keepsRankOrder: true },
-  'flat-nonblocking-2': { run: allToAllFlatNonblocking2, keepsRankOrder: true },
-  'pairwise': { run: allToAllPairwise, keepsRankOrder: true },
-  'bruck': { run: allToAllBruck, keepsRankOrder: true },
+  'flat': { id: 0, run: allToAllFlat, keepsRankOrder: true },
+  'flat-blocking': { id: 1, run: allToAllFlatBlocking, keepsRankOrder: true },
+  'flat-nonblocking': { id: 2, run: allToAllFlatNonblocking, keepsRankOrder: true },
+  'flat-nonblocking-1': { id: 3, run: allToAllFlatNonblocking1, keepsRankOrder: true },
+  'flat-nonblocking-2': { id: 4, run: allToAllFlatNonblocking2, keepsRankOrder: true },
+  'pairwise': { id: 5, run: allToAllPairwise, keepsRankOrder: true },
+  'bruck': { id: 6, run: allToAllBruck, keepsRankOrder: true },
 } satisfies AlgorithmsOf<'allToAll'>;

@@ -1,4 +1,4 @@
-/** The barrier algorithms by name (one file each in this folder). */
+/** The barrier algorithms by name, with their wire ids (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { barrierDissemination } from './dissemination.js';
 import { barrierGatherBroadcast } from './gather-broadcast.js';
@@ -7,9 +7,9 @@ import { barrierHypercube } from './hypercube.js';
 import { barrierHierarchical } from './hierarchical.js';
 
 export const barrierAlgorithms = {
-  'hypercube': { run: barrierHypercube, keepsRankOrder: true },
-  'gather-broadcast': { run: barrierGatherBroadcast, keepsRankOrder: true },
-  'gather-broadcast-flat-fourary': { run: barrierGatherBroadcastFlatFourAry, keepsRankOrder: true },
-  'dissemination': { run: barrierDissemination, keepsRankOrder: true },
-  'hierarchical': { run: barrierHierarchical, keepsRankOrder: true, hierarchical: true },
+  'hypercube': { id: 0, run: barrierHypercube, keepsRankOrder: true },
+  'gather-broadcast': { id: 1, run: barrierGatherBroadcast, keepsRankOrder: true },
+  'gather-broadcast-flat-fourary': { id: 2, run: barrierGatherBroadcastFlatFourAry, keepsRankOrder: true },
+  'dissemination': { id: 3, run: barrierDissemination, keepsRankOrder: true },
+  'hierarchical': { id: 4, run: barrierHierarchical, keepsRankOrder: true, hierarchical: true },
 } satisfies AlgorithmsOf<'barrier'>;

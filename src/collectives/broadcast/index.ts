@@ -1,4 +1,4 @@
-/** The broadcast algorithms by name (one file each in this folder). */
+/** The broadcast algorithms by name, with their wire ids (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { broadcastBinomial } from './binomial.js';
 import { broadcastFlatBlocking } from './flat-blocking.js';
@@ -10,12 +10,12 @@ import { broadcastScatterAllgather } from './scatter-allgather.js';
 import { broadcastHierarchical } from './hierarchical.js';
 
 export const broadcastAlgorithms = {
-  'binomial': { run: broadcastBinomial, keepsRankOrder: true },
-  'flat-blocking': { run: broadcastFlatBlocking, keepsRankOrder: true },
-  'flat-nonblocking': { run: broadcastFlatNonblocking, keepsRankOrder: true },
-  'four-ary': { run: broadcastFourAry, keepsRankOrder: true },
-  'mst': { run: broadcastMst, keepsRankOrder: true },
-  'pipeline-chain': { run: broadcastPipelineChain, keepsRankOrder: true },
-  'scatter-allgather': { run: broadcastScatterAllgather, keepsRankOrder: true },
-  'hierarchical': { run: broadcastHierarchical, keepsRankOrder: true, hierarchical: true },
+  'binomial': { id: 0, run: broadcastBinomial, keepsRankOrder: true },
+  'flat-blocking': { id: 1, run: broadcastFlatBlocking, keepsRankOrder: true },
+  'flat-nonblocking': { id: 2, run: broadcastFlatNonblocking, keepsRankOrder: true },
+  'four-ary': { id: 3, run: broadcastFourAry, keepsRankOrder: true },
+  'mst': { id: 4, run: broadcastMst, keepsRankOrder: true },
+  'pipeline-chain': { id: 5, run: broadcastPipelineChain, keepsRankOrder: true },
+  'scatter-allgather': { id: 6, run: broadcastScatterAllgather, keepsRankOrder: true },
+  'hierarchical': { id: 7, run: broadcastHierarchical, keepsRankOrder: true, hierarchical: true },
 } satisfies AlgorithmsOf<'broadcast'>;

@@ -1,4 +1,4 @@
-/** The gather algorithms by name (one file each in this folder). */
+/** The gather algorithms by name, with their wire ids (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { gatherBinomial } from './binomial.js';
 import { gatherFlatBlocking } from './flat-blocking.js';
@@ -8,10 +8,10 @@ import { gatherMst } from './mst.js';
 import { gatherHierarchical } from './hierarchical.js';
 
 export const gatherAlgorithms = {
-  'binomial': { run: gatherBinomial, keepsRankOrder: true },
-  'flat-blocking': { run: gatherFlatBlocking, keepsRankOrder: true },
-  'flat-nonblocking': { run: gatherFlatNonblocking, keepsRankOrder: true },
-  'flat-nonblocking-1': { run: gatherFlatNonblocking1, keepsRankOrder: true },
-  'mst': { run: gatherMst, keepsRankOrder: true },
-  'hierarchical': { run: gatherHierarchical, keepsRankOrder: true, hierarchical: true },
+  'binomial': { id: 0, run: gatherBinomial, keepsRankOrder: true },
+  'flat-blocking': { id: 1, run: gatherFlatBlocking, keepsRankOrder: true },
+  'flat-nonblocking': { id: 2, run: gatherFlatNonblocking, keepsRankOrder: true },
+  'flat-nonblocking-1': { id: 3, run: gatherFlatNonblocking1, keepsRankOrder: true },
+  'mst': { id: 4, run: gatherMst, keepsRankOrder: true },
+  'hierarchical': { id: 5, run: gatherHierarchical, keepsRankOrder: true, hierarchical: true },
 } satisfies AlgorithmsOf<'gather'>;

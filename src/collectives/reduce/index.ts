@@ -1,4 +1,4 @@
-/** The reduce algorithms by name (one file each in this folder). */
+/** The reduce algorithms by name, with their wire ids (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { reduceBinomial } from './binomial.js';
 import { reduceFlatBlocking } from './flat-blocking.js';
@@ -7,9 +7,9 @@ import { reduceMst } from './mst.js';
 import { reduceHierarchical } from './hierarchical.js';
 
 export const reduceAlgorithms = {
-  'binomial': { run: reduceBinomial, keepsRankOrder: true },
-  'flat-blocking': { run: reduceFlatBlocking, keepsRankOrder: true },
-  'flat-nonblocking': { run: reduceFlatNonBlocking, keepsRankOrder: true },
-  'mst': { run: reduceMst, keepsRankOrder: true },
-  'hierarchical': { run: reduceHierarchical, keepsRankOrder: false, hierarchical: true },
+  'binomial': { id: 0, run: reduceBinomial, keepsRankOrder: true },
+  'flat-blocking': { id: 1, run: reduceFlatBlocking, keepsRankOrder: true },
+  'flat-nonblocking': { id: 2, run: reduceFlatNonBlocking, keepsRankOrder: true },
+  'mst': { id: 3, run: reduceMst, keepsRankOrder: true },
+  'hierarchical': { id: 4, run: reduceHierarchical, keepsRankOrder: false, hierarchical: true },
 } satisfies AlgorithmsOf<'reduce'>;

@@ -1,4 +1,4 @@
-/** The reduceScatter algorithms by name (one file each in this folder). */
+/** The reduceScatter algorithms by name, with their wire ids (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { reduceScatterReduceScatter } from './reduce-scatter.js';
 import { reduceScatterBdeBlocking } from './bde-blocking.js';
@@ -7,9 +7,9 @@ import { reduceScatterBucketBlocking } from './bucket-blocking.js';
 import { reduceScatterBucketNonBlocking } from './bucket-nonblocking.js';
 
 export const reduceScatterAlgorithms = {
-  'reduce-scatter': { run: reduceScatterReduceScatter, keepsRankOrder: true },
-  'bde-blocking': { run: reduceScatterBdeBlocking, keepsRankOrder: true },
-  'bde-nonblocking': { run: reduceScatterBdeNonBlocking, keepsRankOrder: true },
-  'bucket-blocking': { run: reduceScatterBucketBlocking, keepsRankOrder: false },
-  'bucket-nonblocking': { run: reduceScatterBucketNonBlocking, keepsRankOrder: false },
+  'reduce-scatter': { id: 0, run: reduceScatterReduceScatter, keepsRankOrder: true },
+  'bde-blocking': { id: 1, run: reduceScatterBdeBlocking, keepsRankOrder: true },
+  'bde-nonblocking': { id: 2, run: reduceScatterBdeNonBlocking, keepsRankOrder: true },
+  'bucket-blocking': { id: 3, run: reduceScatterBucketBlocking, keepsRankOrder: false },
+  'bucket-nonblocking': { id: 4, run: reduceScatterBucketNonBlocking, keepsRankOrder: false },
 } satisfies AlgorithmsOf<'reduceScatter'>;

@@ -1,4 +1,4 @@
-/** The scatter algorithms by name (one file each in this folder). */
+/** The scatter algorithms by name, with their wire ids (one file each in this folder). */
 import type { AlgorithmsOf } from '../algorithms.js';
 import { scatterBinomial } from './binomial.js';
 import { scatterFlatBlocking } from './flat-blocking.js';
@@ -7,9 +7,9 @@ import { scatterMst } from './mst.js';
 import { scatterHierarchical } from './hierarchical.js';
 
 export const scatterAlgorithms = {
-  'binomial': { run: scatterBinomial, keepsRankOrder: true },
-  'flat-blocking': { run: scatterFlatBlocking, keepsRankOrder: true },
-  'flat-nonblocking': { run: scatterFlatNonblocking, keepsRankOrder: true },
-  'mst': { run: scatterMst, keepsRankOrder: true },
-  'hierarchical': { run: scatterHierarchical, keepsRankOrder: true, hierarchical: true },
+  'binomial': { id: 0, run: scatterBinomial, keepsRankOrder: true },
+  'flat-blocking': { id: 1, run: scatterFlatBlocking, keepsRankOrder: true },
+  'flat-nonblocking': { id: 2, run: scatterFlatNonblocking, keepsRankOrder: true },
+  'mst': { id: 3, run: scatterMst, keepsRankOrder: true },
+  'hierarchical': { id: 4, run: scatterHierarchical, keepsRankOrder: true, hierarchical: true },
 } satisfies AlgorithmsOf<'scatter'>;
