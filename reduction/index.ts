@@ -13,5 +13,5 @@ export type {
   LogicalResult,
   NumericOperand,
   TypedArray,
-  TypedArrayName,
 } from './reductions.js';
+export type { TypedArrayName } from '../src/base/typed-arrays.js';

@@ -7,23 +7,7 @@
 import type { ReductionObject } from './reduction-object.js';
 import { NATIVE_MIN_ELEMENTS, NATIVE_OPERATORS, reduceNative } from './native.js';
 import type { ReduceNative } from './native.js';
-
-const typedArrayConstructors = {
-  Int8Array,
-  Uint8Array,
-  Uint8ClampedArray,
-  Int16Array,
-  Uint16Array,
-  Int32Array,
-  Uint32Array,
-  Float32Array,
-  Float64Array,
-  BigInt64Array,
-  BigUint64Array,
-} as const;
-
-/** A typed-array type by the name its instances report (a Buffer reports 'Uint8Array'). */
-export type TypedArrayName = keyof typeof typedArrayConstructors;
+import { TYPED_ARRAYS, type TypedArrayName } from '../src/base/typed-arrays.js';
 
 /** The typed arrays of integers, which BAND, BOR and BXOR combine. */
 export type IntegerTypedArray =
@@ -199,7 +183,7 @@ function elementwise<R extends BuiltinReduction<never>>(operator: ElementOperato
       const aElements = a as TypedArray;
       const bElements = b as TypedArray;
       if (aElements.length !== bElements.length) throw new RangeError(`${mismatch(operator.name, a, b)}: lengths differ`);
-      const result = new typedArrayConstructors[aType](aElements.length);
+      const result = new TYPED_ARRAYS[aType](aElements.length);
       combineElements(aType, aElements, bElements, result);
       return result;
     }

@@ -3,23 +3,15 @@ import { spawnSync } from 'node:child_process';
 import { Reductions, reductionName, toReductionObject, type Located, type ReductionObject, type TypedArray } from '../reduction/index.js';
 import { reduceInto } from '../reduction/reductions.js';
 import { NATIVE_MIN_ELEMENTS, reduceNative } from '../reduction/native.js';
+import { TYPED_ARRAY_TYPES } from '../src/base/typed-arrays.js';
 
 type NumberTypedArray = Exclude<TypedArray, BigInt64Array | BigUint64Array>;
 type BigIntTypedArray = BigInt64Array | BigUint64Array;
 type ElementwiseName = Exclude<keyof typeof Reductions, 'MINLOC' | 'MAXLOC'>;
 
-const NUMBER_ARRAY_TYPES: readonly (new (values: ArrayLike<number>) => NumberTypedArray)[] = [
-  Int8Array,
-  Uint8Array,
-  Uint8ClampedArray,
-  Int16Array,
-  Uint16Array,
-  Int32Array,
-  Uint32Array,
-  Float32Array,
-  Float64Array,
-];
 const BIGINT_ARRAY_TYPES: readonly (new (values: ArrayLike<bigint>) => BigIntTypedArray)[] = [BigInt64Array, BigUint64Array];
+/** The library's typed-array types but the bigint ones. */
+const NUMBER_ARRAY_TYPES = TYPED_ARRAY_TYPES.filter((type) => !(BIGINT_ARRAY_TYPES as readonly unknown[]).includes(type)) as readonly (new (values: ArrayLike<number>) => NumberTypedArray)[];
 
 /** The sequential folds below are what the built-ins must agree with, element by element. */
 const REFERENCES: Record<ElementwiseName, { number: (x: number, y: number) => number; bigint: (x: bigint, y: bigint) => bigint }> = {

@@ -8,6 +8,7 @@
  */
 import { Frame, FrameType } from './frame.js';
 import { TransportError } from '../src/base/errors.js';
+import { TYPED_ARRAY_CODES, TYPED_ARRAY_TYPES } from '../src/base/typed-arrays.js';
 import { shmNative } from './shm/native.js';
 import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, checkBodyCount, readHeader, readUInt64, writeHeader, writeUInt64 } from './wire.js';
 
@@ -66,25 +67,17 @@ type ReadState =
 
 const HEADER_STATE: ReadState = { step: 'header' };
 
-/** Reads small typed arrays of each type code (the order of typed-arrays.ts) from a Buffer, element by element. */
-const SMALL_READERS: readonly ((source: Buffer, offset: number, length: number) => ArrayBufferView)[] = [
-  (s, o, n) => fill(new Int8Array(n), (i) => s.readInt8(o + i)),
-  (s, o, n) => fill(new Uint8Array(n), (i) => s[o + i] as number),
-  (s, o, n) => fill(new Uint8ClampedArray(n), (i) => s[o + i] as number),
-  (s, o, n) => fill(new Int16Array(n / 2), (i) => s.readInt16LE(o + 2 * i)),
-  (s, o, n) => fill(new Uint16Array(n / 2), (i) => s.readUInt16LE(o + 2 * i)),
-  (s, o, n) => fill(new Int32Array(n / 4), (i) => s.readInt32LE(o + 4 * i)),
-  (s, o, n) => fill(new Uint32Array(n / 4), (i) => s.readUInt32LE(o + 4 * i)),
-  (s, o, n) => fill(new Float32Array(n / 4), (i) => s.readFloatLE(o + 4 * i)),
-  (s, o, n) => fill(new Float64Array(n / 8), (i) => s.readDoubleLE(o + 8 * i)),
-  (s, o, n) => fill(new BigInt64Array(n / 8), (i) => s.readBigInt64LE(o + 8 * i)),
-  (s, o, n) => fill(new BigUint64Array(n / 8), (i) => s.readBigUInt64LE(o + 8 * i)),
-];
+/** Small bodies pass through here, aligned whatever their offset in the stream. */
+const SMALL_SCRATCH = new Uint8Array(SMALL_BODY_BYTES);
 
-function fill<A extends { length: number; [index: number]: number | bigint }>(array: A, element: (index: number) => A[number]): A {
-  for (let i = 0; i < array.length; i += 1) array[i] = element(i);
-  return array;
-}
+/** By type code: reads a small typed array from a Buffer into a new one of its own type (small, so on V8's heap). */
+const SMALL_READERS: readonly ((source: Buffer, offset: number, length: number) => ArrayBufferView)[] = TYPED_ARRAY_TYPES.map((type) => {
+  const scratch = new type(SMALL_SCRATCH.buffer);
+  return (source, offset, length) => {
+    for (let i = 0; i < length; i += 1) SMALL_SCRATCH[i] = source[offset + i] as number;
+    return scratch.slice(0, length / type.BYTES_PER_ELEMENT);
+  };
+});
 
 /**
  * Turns bytes back into frames. `align` > 1: every frame is followed by padding to a multiple of
@@ -217,7 +210,7 @@ export class FrameReader {
     const length = lengths[index] as number;
     this.state = { step: 'bodies', frame, lengths, index };
     this.filled = 0;
-    if (lengths.length === 1 && frame.format <= 10 && length > 0 && length <= SMALL_BODY_BYTES && length % elementBytes(frame.format) === 0) {
+    if (lengths.length === 1 && frame.format < TYPED_ARRAY_CODES && length > 0 && length <= SMALL_BODY_BYTES && length % elementBytes(frame.format) === 0) {
       this.smallBodyPending = true;
       return;
     }
@@ -256,10 +249,8 @@ export class FrameReader {
   }
 }
 
-const ELEMENT_BYTES = [1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8];
-
 function elementBytes(code: number): number {
-  return ELEMENT_BYTES[code] as number;
+  return (TYPED_ARRAY_TYPES[code] as (typeof TYPED_ARRAY_TYPES)[number]).BYTES_PER_ELEMENT;
 }
 
 /** Bodies larger than this come from the addon's memory for received bodies (native/receive-memory.h). */

@@ -19,18 +19,35 @@ interface BinaryType {
   readonly copy: (value: BinaryValue) => BinaryValue;
 }
 
-type TypedArrayConstructor =
-  | Int8ArrayConstructor
-  | Uint8ArrayConstructor
-  | Uint8ClampedArrayConstructor
-  | Int16ArrayConstructor
-  | Uint16ArrayConstructor
-  | Int32ArrayConstructor
-  | Uint32ArrayConstructor
-  | Float32ArrayConstructor
-  | Float64ArrayConstructor
-  | BigInt64ArrayConstructor
-  | BigUint64ArrayConstructor;
+/**
+ * The typed-array types by name, in type-code order: a type's code is its position, so the order
+ * is part of the wire format (spec/wire-ids.spec.ts pins it). Every other list of them is made
+ * from this one.
+ */
+export const TYPED_ARRAYS = {
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+} as const;
+
+/** A typed-array type by the name its instances report (a Buffer reports 'Uint8Array'). */
+export type TypedArrayName = keyof typeof TYPED_ARRAYS;
+
+type TypedArrayConstructor = (typeof TYPED_ARRAYS)[TypedArrayName];
+
+/** The typed-array types by type code. */
+export const TYPED_ARRAY_TYPES: readonly TypedArrayConstructor[] = Object.values(TYPED_ARRAYS);
+
+/** Type codes below this are the typed arrays (Buffer, DataView and ArrayBuffer come after). */
+export const TYPED_ARRAY_CODES = TYPED_ARRAY_TYPES.length;
 
 function typedArrayType(ctor: TypedArrayConstructor): BinaryType {
   const bytesPerElement = ctor.BYTES_PER_ELEMENT;
@@ -46,17 +63,7 @@ function typedArrayType(ctor: TypedArrayConstructor): BinaryType {
 
 /** The table: a type's code is its index, so the order is part of the wire format. */
 const BINARY_TYPES: readonly BinaryType[] = [
-  typedArrayType(Int8Array),
-  typedArrayType(Uint8Array),
-  typedArrayType(Uint8ClampedArray),
-  typedArrayType(Int16Array),
-  typedArrayType(Uint16Array),
-  typedArrayType(Int32Array),
-  typedArrayType(Uint32Array),
-  typedArrayType(Float32Array),
-  typedArrayType(Float64Array),
-  typedArrayType(BigInt64Array),
-  typedArrayType(BigUint64Array),
+  ...TYPED_ARRAY_TYPES.map(typedArrayType),
   {
     name: 'Buffer',
     bytesPerElement: 1,
@@ -90,9 +97,6 @@ const BINARY_TYPES: readonly BinaryType[] = [
     copy: (value) => (value as ArrayBuffer).slice(0),
   },
 ];
-
-/** Type codes below this are the typed arrays (Buffer, DataView and ArrayBuffer come after). */
-export const TYPED_ARRAY_CODES = 11;
 
 /** What a typed array of any of those types offers a copier. */
 export type TypedArrayView = ArrayBufferView & { readonly BYTES_PER_ELEMENT: number; set(source: ArrayLike<number> | ArrayLike<bigint>, offset?: number): void; slice(start: number, end: number): TypedArrayView };
@@ -191,7 +195,7 @@ export function travelsOutOfBand(byteLength: number, threshold: number): boolean
 }
 
 const elementViews: readonly (((buffer: ArrayBuffer, byteOffset: number, length: number) => { set(source: ArrayLike<number> | ArrayLike<bigint>): void }) | undefined)[] = BINARY_TYPES.map((type, code) =>
-  code <= 10 ? (buffer: ArrayBuffer, byteOffset: number, length: number) => type.build(buffer, byteOffset, length * type.bytesPerElement) as unknown as { set(source: ArrayLike<number>): void } : undefined,
+  code < TYPED_ARRAY_CODES ? (buffer: ArrayBuffer, byteOffset: number, length: number) => type.build(buffer, byteOffset, length * type.bytesPerElement) as unknown as { set(source: ArrayLike<number>): void } : undefined,
 );
 
 /**

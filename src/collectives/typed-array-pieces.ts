@@ -7,24 +7,13 @@
  * the same type.
  */
 import type { TypedArray } from '../../reduction/reductions.js';
+import { TYPED_ARRAY_TYPES } from '../base/typed-arrays.js';
 
 export type PiecesHeader<T> =
   | { readonly kind: 'whole'; readonly value: T }
   | { readonly kind: 'pieces'; readonly length: number; readonly pieces: number };
 
-const PLAIN_TYPED_ARRAYS: ReadonlySet<object> = new Set([
-  Int8Array.prototype,
-  Uint8Array.prototype,
-  Uint8ClampedArray.prototype,
-  Int16Array.prototype,
-  Uint16Array.prototype,
-  Int32Array.prototype,
-  Uint32Array.prototype,
-  Float32Array.prototype,
-  Float64Array.prototype,
-  BigInt64Array.prototype,
-  BigUint64Array.prototype,
-]);
+const PLAIN_TYPED_ARRAYS: ReadonlySet<object> = new Set(TYPED_ARRAY_TYPES.map((type) => type.prototype));
 
 /** A typed array of one of the standard types (not a Buffer, a DataView or another subclass). */
 export function isPlainTypedArray(value: unknown): value is TypedArray {
