@@ -8,9 +8,9 @@ import { Decoder, Encoder, ExtData, type ExtensionCodecType } from '@msgpack/msg
 import { SerializationError } from '../base/errors.js';
 import {
   classByName,
+  encodeOrExplain,
   registeredClassOf,
   resolveSerializerOptions,
-  unencodableError,
   unknownClassError,
   unregisteredClassError,
   type ResolvedSerializerOptions,
@@ -249,14 +249,7 @@ export class MsgpackSerializer implements Serializer {
 
   /** @inheritDoc Serializer.encode */
   encode(value: unknown): Uint8Array | Uint8Array[] {
-    try {
-      return this.encodeGraph(value);
-    } catch (error) {
-      throw unencodableError(this.name, value, error, {
-        probe: (part) => this.encodeGraph(part),
-        cyclesFail: true,
-      });
-    }
+    return encodeOrExplain(this.name, value, (part) => this.encodeGraph(part), true);
   }
 
   /** @inheritDoc Serializer.decode */

@@ -169,7 +169,7 @@ export function unknownClassError(name: unknown): SerializationError {
 // fails on its own, until no part of the current one does.
 
 /** How a serializer behaves, for the search. */
-export interface EncodeFailureContext {
+interface EncodeFailureContext {
   /** Encodes `value` alone and throws if that fails (without searching, unlike `encode`). */
   readonly probe: (value: unknown) => void;
   /** Whether the serializer rejects cycles (msgpack sends trees). */
@@ -177,10 +177,20 @@ export interface EncodeFailureContext {
 }
 
 /**
- * The SerializationError for `root`, whose encoding failed with `rootError`: it names what could
- * not be encoded and where, e.g. `a function (onClick) at value.handlers[2]`.
+ * `encodeGraph(value)`; where that throws, a SerializationError that names what could not be
+ * encoded and where, e.g. `a function (onClick) at value.handlers[2]`, found by encoding parts of
+ * `value` alone. `cyclesFail`: the serializer rejects cycles (msgpack sends trees).
  */
-export function unencodableError(serializerName: string, root: unknown, rootError: unknown, context: EncodeFailureContext): SerializationError {
+export function encodeOrExplain<T>(serializerName: string, value: unknown, encodeGraph: (value: unknown) => T, cyclesFail: boolean): T {
+  try {
+    return encodeGraph(value);
+  } catch (error) {
+    throw unencodableError(serializerName, value, error, { probe: encodeGraph, cyclesFail });
+  }
+}
+
+/** The SerializationError for `root`, whose encoding failed with `rootError`. */
+function unencodableError(serializerName: string, root: unknown, rootError: unknown, context: EncodeFailureContext): SerializationError {
   let culprit: Culprit;
   try {
     culprit = locate(root, 'value', rootError, context, new Map());

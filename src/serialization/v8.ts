@@ -9,11 +9,11 @@ import v8 from 'node:v8';
 import { SerializationError } from '../base/errors.js';
 import {
   classByName,
+  encodeOrExplain,
   classNameOf,
   registeredClassOf,
   hasRegisteredClasses,
   resolveSerializerOptions,
-  unencodableError,
   unknownClassError,
   unregisteredClassError,
   type RegisteredClass,
@@ -103,14 +103,7 @@ export class V8Serializer implements Serializer {
 
   /** @inheritDoc Serializer.encode */
   encode(value: unknown): Uint8Array | Uint8Array[] {
-    try {
-      return this.encodeGraph(value);
-    } catch (error) {
-      throw unencodableError(this.name, value, error, {
-        probe: (part) => this.encodeGraph(part),
-        cyclesFail: false,
-      });
-    }
+    return encodeOrExplain(this.name, value, (part) => this.encodeGraph(part), false);
   }
 
   /** @inheritDoc Serializer.decode */
