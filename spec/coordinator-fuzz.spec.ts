@@ -12,8 +12,7 @@ import type net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { decode } from '@msgpack/msgpack';
 import type { SpawnedProcess } from './harness.js';
-import { authenticated, closesWithin, controlFrame, inParallel, probe, sleep, startGuardedJob } from './strangers.js';
-import type { GuardedJob } from './strangers.js';
+import { authenticated, closesWithin, controlFrame, guardedJobForSuite, inParallel, probe, sleep } from './strangers.js';
 import { Coordinator } from '../src/runtime/coordinator.js';
 import { mulberry32 } from '../examples/common.js';
 import { helloBytes } from '../transport/stream.js';
@@ -158,19 +157,10 @@ async function send(port: number, secret: Buffer, fuzzCase: Case): Promise<boole
 describe(`fuzzing a running job (seed ${SEED}${FULL ? ', full' : ''})`, function () {
   this.timeout(FULL ? 3_600_000 : 180_000);
   const secret = randomBytes(32);
-  let guarded: GuardedJob;
-  let job: SpawnedProcess[] = [];
-  let coordinatorPort = 0;
-  let dataPort = 0;
-
-  before(async () => {
-    guarded = await startGuardedJob({ CCJS_SECRET: secret.toString('hex'), CCJS_TIMEOUT_MS: String(TIMEOUT_MS) });
-    ({ processes: job, coordinatorPort, dataPort } = guarded);
-  });
-
-  after(() => guarded?.kill());
+  const guarded = guardedJobForSuite({ CCJS_SECRET: secret.toString('hex'), CCJS_TIMEOUT_MS: String(TIMEOUT_MS) });
 
   it(`holds ${IDLE_CONNECTIONS} idle and 20 half-greeting unauthenticated connections, closing each within its deadline + 1 s`, async () => {
+    const { coordinatorPort } = guarded();
     const started = Date.now();
     const idle = await Promise.all(Array.from({ length: IDLE_CONNECTIONS }, () => probe(coordinatorPort)));
     const halfGreetings = await Promise.all(Array.from({ length: 20 }, () => probe(coordinatorPort)));
@@ -180,6 +170,7 @@ describe(`fuzzing a running job (seed ${SEED}${FULL ? ', full' : ''})`, function
   });
 
   it(`survives ${CONTROL_CASES} fuzzed control inputs, from strangers and from peers with the secret`, async () => {
+    const { processes: job, coordinatorPort } = guarded();
     const fuzz = new Fuzzer(SEED);
     const cases = Array.from({ length: CONTROL_CASES }, () => controlCase(fuzz));
     let closedByJob = 0;
@@ -192,6 +183,7 @@ describe(`fuzzing a running job (seed ${SEED}${FULL ? ', full' : ''})`, function
   });
 
   it(`survives ${DATA_CASES} fuzzed data frames against a tcp device`, async () => {
+    const { processes: job, dataPort } = guarded();
     expect(dataPort).to.be.above(0);
     const fuzz = new Fuzzer(SEED + 1);
     const cases = Array.from({ length: DATA_CASES }, () => dataCase(fuzz));
@@ -204,7 +196,8 @@ describe(`fuzzing a running job (seed ${SEED}${FULL ? ', full' : ''})`, function
   });
 
   it('finishes with correct results, no false loss, and bounded memory in process 0', async () => {
-    guarded.finish();
+    const { processes: job } = guarded();
+    guarded().finish();
     const codes = await Promise.all(job.map((spawned) => spawned.exited));
     expect(codes, job.map((spawned) => spawned.stderr.slice(-2000)).join('\n')).to.deep.equal([0, 0, 0, 0]);
     for (const spawned of job) {

@@ -11,8 +11,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { distRoot, freePort, run, spawnJob } from './harness.js';
 import type { SpawnedProcess } from './harness.js';
-import { authenticated, closesWithin, controlFrame, probe, recordingProxy, sleep, startGuardedJob } from './strangers.js';
-import type { GuardedJob } from './strangers.js';
+import { authenticated, closesWithin, controlFrame, guardedJobForSuite, probe, recordingProxy, sleep } from './strangers.js';
 
 const ring = path.join(distRoot, 'examples', 'ring.js');
 const JOB_KEY = 'guarded-job-key-7f3a';
@@ -34,20 +33,11 @@ describe('authentication', function () {
 
   describe('strangers against a running job', () => {
     const secret = randomBytes(32);
-    let guarded: GuardedJob;
-    let job: SpawnedProcess[] = [];
-    let coordinatorPort = 0;
-    let dataPort = 0;
-
-    before(async () => {
-      guarded = await startGuardedJob({ CCJS_SECRET: secret.toString('hex'), CCJS_JOB_ID: JOB_KEY });
-      ({ processes: job, coordinatorPort, dataPort } = guarded);
-    });
-
-    after(() => guarded?.kill());
+    const guarded = guardedJobForSuite({ CCJS_SECRET: secret.toString('hex'), CCJS_JOB_ID: JOB_KEY });
 
     for (const target of ['coordinator', 'tcp device'] as const) {
       it(`refuses, on the ${target} port, a peer without the secret, one with a wrong secret and a replayed handshake, revealing nothing`, async () => {
+        const { processes: job, coordinatorPort, dataPort } = guarded();
         const port = target === 'coordinator' ? coordinatorPort : dataPort;
         const owner = job[target === 'coordinator' ? 0 : 1] as SpawnedProcess;
         expect(port).to.be.above(0);
@@ -83,7 +73,8 @@ describe('authentication', function () {
     }
 
     it('finishes normally with correct results: nothing injected, nobody lost, the secret never printed', async () => {
-      guarded.finish();
+      const { processes: job } = guarded();
+      guarded().finish();
       const codes = await Promise.all(job.map((spawned) => spawned.exited));
       expect(codes, job.map((spawned) => spawned.stderr).join('\n')).to.deep.equal([0, 0, 0, 0]);
       for (const spawned of job) {

@@ -111,8 +111,18 @@ export interface GuardedJob {
   kill(): void;
 }
 
+/** A guarded job started with `env` before the suite's tests and killed after them (as mastersForSuite does with masters). */
+export function guardedJobForSuite(env: NodeJS.ProcessEnv): () => GuardedJob {
+  let guarded: GuardedJob | undefined;
+  before(async () => {
+    guarded = await startGuardedJob(env);
+  });
+  after(() => guarded?.kill());
+  return () => guarded as GuardedJob;
+}
+
 /** Starts a guarded job with `env` (its secret, at least) and waits until every process is READY. */
-export async function startGuardedJob(env: NodeJS.ProcessEnv): Promise<GuardedJob> {
+async function startGuardedJob(env: NodeJS.ProcessEnv): Promise<GuardedJob> {
   const stopFile = path.join(os.tmpdir(), `ccjs-guarded-${process.pid}-${Date.now()}`);
   const coordinatorPort = await freePort();
   const processes = await spawnJob(4, fixture('guarded'), [stopFile], { CCJS_COORDINATOR: `127.0.0.1:${coordinatorPort}`, CCJS_TRANSPORT: 'tcp', ...env });
