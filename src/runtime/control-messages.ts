@@ -114,12 +114,7 @@ export function parseToCoordinator(value: unknown, job: JobShape): ToCoordinator
         threadRank: read.integer('threadRank', 0, MAX_INT32),
         threadCount: read.integer('threadCount', 1, MAX_INT32),
         jobKey: read.string('jobKey', MAX_NAME_LENGTH),
-        host: read.string('host', MAX_NAME_LENGTH),
-        hostname: read.string('hostname', MAX_NAME_LENGTH),
-        machine: read.string('machine', MAX_NAME_LENGTH),
-        pid: read.integer('pid', 0, MAX_INT32),
-        receiveWindow: read.integer('receiveWindow', 1, Number.MAX_SAFE_INTEGER),
-        addresses: read.record('addresses', MAX_ADDRESS_BYTES),
+        ...hostAndContact(read),
       };
     case 'join': {
       const key = read.array('key', MAX_KEY_LENGTH);
@@ -195,6 +190,13 @@ function endpointInfo(value: unknown, rank: number, job: JobShape): EndpointInfo
     rank: read.integer('rank', rank, rank),
     processRank: read.integer('processRank', processRank, processRank),
     threadRank: read.integer('threadRank', threadRank, threadRank),
+    ...hostAndContact(read),
+  };
+}
+
+/** Where an endpoint runs and how to reach it: what its hello says and the world repeats. */
+function hostAndContact(read: Reader): Omit<EndpointInfo, 'rank' | 'processRank' | 'threadRank'> {
+  return {
     host: read.string('host', MAX_NAME_LENGTH),
     hostname: read.string('hostname', MAX_NAME_LENGTH),
     machine: read.string('machine', MAX_NAME_LENGTH),
