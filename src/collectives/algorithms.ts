@@ -2,6 +2,8 @@
  * Every collective algorithm, by collective and name: the one place that lists the algorithm
  * bodies, apart from the rules that choose between them (selection.ts), as in Open MPI's
  * coll/tuned. Each collective has a folder with one file per algorithm and an index.ts table.
+ * Collectives and algorithms carry fixed wire ids (spec/wire-ids.spec.ts pins them), registered
+ * here with the engine's signatures.
  */
 import type { CollectiveContext } from './context.js';
 import { registerOperations } from '../engine/signature.js';
