@@ -12,7 +12,7 @@ type Environment = Record<string, string>;
 // This file runs as dist/spec/launch.spec.js.
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ccjrunBin = path.join(packageRoot, 'bin', 'ccjrun.js');
-const compiledLaunch = path.join(packageRoot, 'dist', 'src', 'launch.js');
+const compiledLaunch = path.join(packageRoot, 'dist', 'src', 'runtime', 'launch.js');
 
 describe('detectLaunch', () => {
   it('without launcher variables is a single local process that needs no coordinator', () => {
