@@ -31,7 +31,7 @@ import { TraceFile } from './trace-file.js';
 export interface Bootstrap extends DeviceSite {
   /** The timeline this endpoint writes (CCJS_TRACE_FILE). */
   readonly traceFile: TraceFile | undefined;
-  /** Where the coordinator listens, if this endpoint hosts it (or would hand its address to a file). */
+  /** Where endpoint 0 starts the coordinator (port 0: any free port); its host also decides whether the job is exposed. */
   readonly coordinatorBinding: Address;
   /** The job's coordinator, hosted by endpoint 0. */
   readonly coordinator: Coordinator | undefined;
