@@ -1,6 +1,7 @@
 /**
  * An active, immutable group (CCJ 2.1): a name, a job-wide context id that keeps its messages
- * apart from every other group's, and the members in rank order with the endpoint of each.
+ * apart from every other group's, and the members in rank order with the endpoint of each. The
+ * collectives see it as their CollectiveGroup (src/collectives/participants.ts).
  */
 import type { ColMember } from './col-member.js';
 import type { MemberAddress } from '../src/runtime/control-channel.js';

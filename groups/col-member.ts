@@ -5,16 +5,17 @@
  * use any field names of their own.
  */
 import type { ColGroup } from './col-group.js';
-import type { ColGroupMaster } from './col-group-master.js';
 import { CCJError, GroupError } from '../src/base/errors.js';
 import { ANY_SOURCE, ANY_TAG, SendMode } from '../src/engine/calls.js';
 import type { CallOwner, ProbeResult } from '../src/engine/calls.js';
 import { Delivery, MemberReceive, POINT_TO_POINT, messageFrame, receiveBuffer, receiveTag, sendTag } from '../src/engine/messages.js';
 import * as collectives from '../src/collectives/operations.js';
 import type { CollectiveOptions } from '../src/collectives/operations.js';
+import type { Endpoint } from '../src/collectives/endpoint.js';
 import type { ReductionLike } from '../reduction/reduction-object.js';
 import type { DividableData } from '../dividable/dividable-data.js';
 import { TracedReceive } from '../src/runtime/trace-file.js';
+import type { TraceFile } from '../src/runtime/trace-file.js';
 
 export { ANY_SOURCE, ANY_TAG };
 
@@ -57,9 +58,28 @@ function checkSource(group: ColGroup, source: number, operation: string): void {
   if (source !== ANY_SOURCE) group.checkRank(source, operation, 'source');
 }
 
-/** What the library keeps about a member; reached through `memberCore(member)`. */
+/** The endpoint as a member's calls use it: its point-to-point calls are traced too. */
+export interface MemberEndpoint extends Endpoint {
+  readonly traceFile: TraceFile | undefined;
+}
+
+/** What a member needs of the master it was added to (ColGroupMaster). */
+export interface MemberMaster {
+  readonly endpoint: MemberEndpoint;
+  /** An exception escaped the member's run(). */
+  memberFailed(member: ColMember, error: unknown): Promise<void>;
+  /** The member returned from run() or called done(). */
+  memberDone(member: ColMember): Promise<void>;
+}
+
+/**
+ * What the library keeps about a member; reached through `memberCore(member)`. The collectives
+ * see it as their CollectiveMember (src/collectives/participants.ts).
+ */
 export class MemberCore implements CallOwner {
-  private masterRef: ColGroupMaster | undefined;
+  private masterRef: MemberMaster | undefined;
+  /** The master's endpoint, held from the moment the member is first added. */
+  private endpointRef: MemberEndpoint | undefined;
   /** The member's id within its endpoint: the order in which it was first added. */
   localId = -1;
   started: Promise<void> | undefined;
@@ -79,34 +99,47 @@ export class MemberCore implements CallOwner {
 
   /** "member Worker #0 of process 1", for messages. */
   get label(): string {
-    return `member ${this.name} #${this.localId}${this.masterRef ? ` of ${this.masterRef.label}` : ''}`;
+    return `member ${this.name} #${this.localId}${this.endpointRef ? ` of ${this.endpointRef.label}` : ''}`;
   }
 
   get isRunning(): boolean {
     return this.started !== undefined && !this.finished;
   }
 
-  attach(master: ColGroupMaster, localId: number): void {
+  attach(master: MemberMaster, localId: number): void {
     if (this.masterRef !== undefined && this.masterRef !== master) {
       throw new GroupError(`${this.name} already belongs to another ColGroupMaster`);
     }
     if (this.masterRef === undefined) {
       this.masterRef = master;
+      this.endpointRef = master.endpoint;
       this.localId = localId;
     }
   }
 
-  master(operation: string): ColGroupMaster {
-    if (this.masterRef === undefined) {
-      throw new CCJError(`${operation}: ${this.name} was never added to a group (call ColGroupMaster.addMember first)`);
-    }
-    return this.masterRef;
+  master(operation: string): MemberMaster {
+    return this.masterRef ?? this.neverAdded(operation);
+  }
+
+  endpoint(operation: string): MemberEndpoint {
+    return this.endpointRef ?? this.neverAdded(operation);
+  }
+
+  /**
+   * run() returned: a call of the member still waiting means an await was forgotten. Once named
+   * here, such a call failing later (its peer closing) is no unhandled rejection.
+   */
+  returned(): void {
+    if (this.pendingCalls === 0) return;
+    const calls = this.endpoint('start()').engine.pending(this);
+    for (const call of calls) call.abandon();
+    process.stderr.write(`ccjs: ${this.label} returned from run() with ${calls.length} call(s) still pending (a missing await?):${calls.map((call) => `\n  - ${call.details()}`).join('')}\n`);
   }
 
   /** This member's rank in `group`; GroupError naming the call if it is not a member. */
   rankIn(group: ColGroup, operation: string): number {
     if (group === this.lastGroup) return this.lastRank;
-    this.master(operation);
+    this.endpoint(operation);
     const rank = group.rankOf(this.member);
     if (rank < 0) throw new GroupError(`${operation}: ${this.name} is not a member of group '${group.name}'`);
     this.lastGroup = group;
@@ -126,11 +159,10 @@ export class MemberCore implements CallOwner {
     const source = this.rankIn(group, operation);
     group.checkRank(destination, operation, 'destination');
     const tag = sendTag(options, operation);
-    const master = this.master(operation);
-    const traceFile = master.traceFile;
+    const { engine, serializer, traceFile } = this.endpoint(operation);
     const started = traceFile === undefined ? 0 : traceFile.now();
-    const frame = messageFrame(master.serializer, value, 0, group.context, source, destination, tag, POINT_TO_POINT);
-    const sent = master.engine.send(group.route, frame, mode, this, operation);
+    const frame = messageFrame(serializer, value, 0, group.context, source, destination, tag, POINT_TO_POINT);
+    const sent = engine.send(group.route, frame, mode, this, operation);
     return traceFile === undefined ? sent : traceFile.send(sent, started, { operation, group: group.name, rank: source, peer: destination, tag, bytes: frame.size });
   }
 
@@ -140,18 +172,22 @@ export class MemberCore implements CallOwner {
     checkSource(group, source, operation);
     const tag = receiveTag(options, operation);
     const into = receiveBuffer(options, operation);
-    const master = this.master(operation);
-    const receive = master.traceFile
-      ? new TracedReceive(master.traceFile, group.route, operation, this, destination, source, tag, master.serializer, delivery, into)
-      : new MemberReceive(group.route, operation, this, destination, source, tag, master.serializer, delivery, undefined, into);
-    master.engine.post(receive);
+    const { engine, serializer, traceFile } = this.endpoint(operation);
+    const receive = traceFile
+      ? new TracedReceive(traceFile, group.route, operation, this, destination, source, tag, serializer, delivery, into)
+      : new MemberReceive(group.route, operation, this, destination, source, tag, serializer, delivery, undefined, into);
+    engine.post(receive);
     return receive;
   }
 
   probe(group: ColGroup, source: number, options: MessageOptions | undefined): Promise<ProbeResult> {
     const destination = this.rankIn(group, 'probe');
     checkSource(group, source, 'probe');
-    return this.master('probe').engine.probe(group.route, this, destination, source, receiveTag(options, 'probe'));
+    return this.endpoint('probe').engine.probe(group.route, this, destination, source, receiveTag(options, 'probe'));
+  }
+
+  private neverAdded(operation: string): never {
+    throw new CCJError(`${operation}: ${this.name} was never added to a group (call ColGroupMaster.addMember first)`);
   }
 }
 
@@ -203,7 +239,7 @@ export abstract class ColMember {
         await master.memberFailed(this, error);
         throw error;
       }
-      master.memberReturned(core);
+      core.returned();
       await this.done();
     })();
     return core.started;

@@ -7,13 +7,13 @@
  * tag and signature; members go through the levels in one order, and messages between two members
  * keep their order, so each level receives exactly its own.
  */
-import type { ColGroup } from '../../groups/col-group.js';
-import type { MemberCore } from '../../groups/col-member.js';
 import { FLAG_COLLECTIVE } from '../../transport/frame.js';
 import { SendMode } from '../engine/calls.js';
 import { Delivery, EncodedMessage, MemberReceive, decodeValue, encodeValue, messageFrame } from '../engine/messages.js';
 import type { Signature } from '../engine/signature.js';
 import type { CollectiveName } from './algorithms.js';
+import type { Endpoint } from './endpoint.js';
+import type { CollectiveCaller, CollectiveGroup } from './participants.js';
 import type { Layout, Selection } from './selection.js';
 
 /** What the levels of a hierarchical call key their choice of algorithm on. */
@@ -36,10 +36,11 @@ export class CollectiveContext {
 
   /** This member's rank in the group. */
   private readonly groupRank: number;
+  private readonly endpoint: Endpoint;
 
   constructor(
-    private readonly core: MemberCore,
-    readonly group: ColGroup,
+    private readonly core: CollectiveCaller,
+    readonly group: CollectiveGroup,
     /** This member's rank in this context. */
     readonly rank: number,
     /** The member-facing operation, e.g. 'allReduce', for error messages. */
@@ -56,6 +57,7 @@ export class CollectiveContext {
     this.groupRank = groupRanks?.[rank] ?? rank;
     this.sending = `${operation}: send`;
     this.receiving = `${operation}: receive`;
+    this.endpoint = core.endpoint(operation);
   }
 
   /**
@@ -68,7 +70,7 @@ export class CollectiveContext {
 
   /** The flat algorithm of `collective` this level runs, as the selection tables choose it for the level's members and layout. */
   choose<C extends CollectiveName>(collective: C): Selection<C> {
-    const { selector } = this.core.master(this.operation);
+    const { selector } = this.endpoint;
     const { bytes, commutative, layout } = this.shape;
     const selection = selector.selectLevel(collective, { bytes, members: this.size, commutative, requested: undefined, layout });
     selector.trace?.(`ccjs trace: group '${this.group.name}' rank ${this.groupRank}: ${this.operation} hierarchical, ${this.levelName} level: ${collective} ${selection.name}, ${this.size} members`);
@@ -77,19 +79,19 @@ export class CollectiveContext {
 
   /** `value` encoded once, for sending to several members. */
   encode(value: unknown): EncodedMessage {
-    return encodeValue(this.core.master(this.sending).serializer, value);
+    return encodeValue(this.endpoint.serializer, value);
   }
 
   /** The value an encoded message carries. */
   decode<T>(message: EncodedMessage): T {
-    return decodeValue(this.core.master(this.receiving).serializer, message.format, message.bodies) as T;
+    return decodeValue(this.endpoint.serializer, message.format, message.bodies) as T;
   }
 
   /** Sends (a value, or an encoded message as it is) and resolves once the buffers may be reused (the receiver need not have it yet). */
   send(destination: number, value: unknown): Promise<void> {
-    const master = this.core.master(this.sending);
-    const frame = messageFrame(master.serializer, value, FLAG_COLLECTIVE, this.group.context, this.groupRank, this.groupRanks?.[destination] ?? destination, this.tag, this.signature);
-    return master.engine.send(this.group.route, frame, SendMode.Borrowed, this.core, this.sending);
+    const { engine, serializer } = this.endpoint;
+    const frame = messageFrame(serializer, value, FLAG_COLLECTIVE, this.group.context, this.groupRank, this.groupRanks?.[destination] ?? destination, this.tag, this.signature);
+    return engine.send(this.group.route, frame, SendMode.Borrowed, this.core, this.sending);
   }
 
   /** MPI_Isend: starts a send for the caller to await later; a failure in the meantime is not unhandled. */
@@ -152,13 +154,13 @@ export class CollectiveContext {
    * or from a member that waits for this one): a collective that failed anywhere never hangs.
    */
   abort(error: Error): void {
-    this.core.master(this.operation).engine.abortCollective(this.group.route, this.groupRank, this.tag, this.signature, error);
+    this.endpoint.engine.abortCollective(this.group.route, this.groupRank, this.tag, this.signature, error);
   }
 
   private post(source: number, delivery: Delivery, operation = this.receiving): MemberReceive {
-    const master = this.core.master(this.operation);
-    const receive = new MemberReceive(this.group.route, operation, this.core, this.groupRank, this.groupRanks?.[source] ?? source, this.tag, master.serializer, delivery, this.signature);
-    master.engine.post(receive);
+    const { engine, serializer } = this.endpoint;
+    const receive = new MemberReceive(this.group.route, operation, this.core, this.groupRank, this.groupRanks?.[source] ?? source, this.tag, serializer, delivery, this.signature);
+    engine.post(receive);
     return receive;
   }
 }

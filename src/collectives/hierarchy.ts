@@ -9,8 +9,8 @@
  * is its lowest rank, except on the root's host, where the root leads: rooted collectives then
  * need no extra step to or from the root.
  */
-import type { ColGroup } from '../../groups/col-group.js';
 import type { CollectiveContext } from './context.js';
+import type { CollectiveGroup } from './participants.js';
 import type { Layout } from './selection.js';
 
 /** Where a group's ranks are, computed once per group (groups are immutable). */
@@ -22,10 +22,10 @@ export interface Topology {
   readonly ranksOn: readonly (readonly number[])[];
 }
 
-const topologies = new WeakMap<ColGroup, Topology>();
+const topologies = new WeakMap<CollectiveGroup, Topology>();
 
 /** `group`'s hosts and the ranks on each. */
-export function topologyOf(group: ColGroup): Topology {
+export function topologyOf(group: CollectiveGroup): Topology {
   let topology = topologies.get(group);
   if (topology === undefined) {
     const numbers = new Map<string, number>();

@@ -3,8 +3,6 @@
  * check the arguments before any message moves, take the group's next operation tag, choose the
  * algorithm, and turn DividableData objects into per-rank elements and back.
  */
-import type { ColGroup } from '../../groups/col-group.js';
-import type { MemberCore } from '../../groups/col-member.js';
 import { reductionName, toReductionObject } from '../../reduction/reduction-object.js';
 import { NO_REDUCTION, NO_ROOT, algorithmNameOf, collectiveOf, operationCode, reductionCode, unknownAlgorithmCode } from '../engine/signature.js';
 import type { ReductionLike, ReductionObject } from '../../reduction/reduction-object.js';
@@ -13,6 +11,7 @@ import type { DividableData } from '../../dividable/dividable-data.js';
 import { CollectiveContext } from './context.js';
 import type { Selection } from './selection.js';
 import type { AlgorithmName, CollectiveName } from './algorithms.js';
+import type { CollectiveGroup, CollectiveMember } from './participants.js';
 import { messageBytes } from './message-size.js';
 import { topologyOf } from './hierarchy.js';
 
@@ -48,24 +47,23 @@ const LEARNS_FROM_ROOT: ReadonlySet<CollectiveName> = new Set(['broadcast', 'sca
  * keys on takes the root's algorithm from the first message that names it. A call that fails
  * here is aborted at every member, so none of them waits for it forever.
  */
-async function perform<C extends CollectiveName, T, R>(
-  core: MemberCore,
-  group: ColGroup,
+async function perform<G extends CollectiveGroup, C extends CollectiveName, T, R>(
+  member: CollectiveMember<G>,
+  group: G,
   collective: C,
   root: number,
   shape: CallShape<T>,
   body: (call: Call<C>) => Promise<R>,
 ): Promise<R> {
-  const rank = core.rankIn(group, collective);
-  const master = core.master(collective);
-  const { selector } = master;
+  const rank = member.rankIn(group, collective);
+  const { engine, selector, traceFile } = member.endpoint(collective);
   const requested = shape.options?.algorithm ?? group.algorithmFor(collective);
   const members = group.size();
   const commutative = shape.op?.commutative !== false;
   const { layout } = topologyOf(group);
   const learns = root >= 0 && rank !== root && LEARNS_FROM_ROOT.has(collective) && selector.dependsOnSize(collective, members, layout, requested);
   let selection = learns ? undefined : selector.select(collective, { bytes: shape.bytes, members, commutative, requested, layout });
-  const tag = core.nextCollectiveTag(group);
+  const tag = member.nextCollectiveTag(group);
   const signature = {
     operation: selection === undefined ? unknownAlgorithmCode(collective) : operationCode(collective, selection.name),
     root: root < 0 ? NO_ROOT : root,
@@ -73,16 +71,16 @@ async function perform<C extends CollectiveName, T, R>(
   };
   // The levels of a hierarchical call choose by size only where every member knows the size.
   const levelShape = { bytes: LEARNS_FROM_ROOT.has(collective) ? undefined : shape.bytes, commutative, layout };
-  let context = new CollectiveContext(core, group, rank, collective, tag, signature, levelShape);
+  let context = new CollectiveContext(member, group, rank, collective, tag, signature, levelShape);
   const rootChecked = root >= 0 && members > 1 ? context.checkRoot() : undefined;
   try {
     if (selection === undefined) {
-      const learned = master.engine.probeAlgorithm(group.route, core, rank, tag, collective);
+      const learned = engine.probeAlgorithm(group.route, member, rank, tag, collective);
       // Waits for the algorithm, but fails as soon as the root check does: with roots mismatched,
       // no message naming an algorithm may ever come.
       const operation = await (rootChecked === undefined ? learned : Promise.race([learned, rootChecked.then(() => learned)]));
       selection = selector.learned(collective, collectiveOf(operation) === collective ? algorithmNameOf(operation) : undefined);
-      context = new CollectiveContext(core, group, rank, collective, tag, { ...signature, operation }, levelShape);
+      context = new CollectiveContext(member, group, rank, collective, tag, { ...signature, operation }, levelShape);
     }
     if (selector.trace) {
       const details = [root < 0 ? '' : `root ${root}`, shape.op ? reductionName(shape.op) : ''].filter((part) => part !== '').join(', ');
@@ -91,7 +89,6 @@ async function perform<C extends CollectiveName, T, R>(
       const refused = selection.refused === undefined ? '' : `; ${selection.refused}`;
       selector.trace(`ccjs trace: group '${group.name}' rank ${rank}: ${collective}(${details}) ${selection.name}, ${shape.bytes} bytes, ${members} members${hosts}${how}${refused}`);
     }
-    const { traceFile } = master;
     const traced = traceFile === undefined ? selection : traceFile.collective(selection, { collective, group: group.name, rank, root, reduction: shape.op && reductionName(shape.op), bytes: shape.bytes, members });
     const result = body({ context, selection: traced });
     if (rootChecked !== undefined) await Promise.all([result, rootChecked]);
@@ -110,78 +107,78 @@ function storeElements<E>(target: DividableData<E>, elements: readonly E[]): voi
   elements.forEach((element, index) => target.setElementAt(index, elements.length, element));
 }
 
-export function barrier(core: MemberCore, group: ColGroup, options?: CollectiveOptions): Promise<void> {
-  return perform(core, group, 'barrier', -1, { bytes: 0, options }, ({ context, selection }) => selection.algorithm.run(context));
+export function barrier<G extends CollectiveGroup>(member: CollectiveMember<G>, group: G, options?: CollectiveOptions): Promise<void> {
+  return perform(member, group, 'barrier', -1, { bytes: 0, options }, ({ context, selection }) => selection.algorithm.run(context));
 }
 
 /**
  * Non-roots key the selection on what they pass (MPI's convention: a same-sized placeholder, or
  * null for small), unless the table depends on the size: then they take the root's choice.
  */
-export async function broadcast<T>(core: MemberCore, group: ColGroup, value: T, root: number, options?: CollectiveOptions): Promise<T> {
+export async function broadcast<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, root: number, options?: CollectiveOptions): Promise<T> {
   group.checkRank(root, 'broadcast root');
-  return perform(core, group, 'broadcast', root, { bytes: messageBytes(value), options }, async ({ context, selection }) => {
+  return perform(member, group, 'broadcast', root, { bytes: messageBytes(value), options }, async ({ context, selection }) => {
     const result = await selection.algorithm.run(context, value, root);
     return context.rank === root ? value : result;
   });
 }
 
-export async function reduce<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions): Promise<T | null> {
+export async function reduce<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions): Promise<T | null> {
   const op = toReductionObject(opLike, 'reduce');
   group.checkRank(root, 'reduce root');
-  return perform(core, group, 'reduce', root, { bytes: messageBytes(value), op, options }, async ({ context, selection }) => {
+  return perform(member, group, 'reduce', root, { bytes: messageBytes(value), op, options }, async ({ context, selection }) => {
     const result = await selection.algorithm.run(context, value, op, root);
     return context.rank === root ? result : null;
   });
 }
 
-export async function allReduce<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
+export async function allReduce<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
   const op = toReductionObject(opLike, 'allReduce');
-  return perform(core, group, 'allReduce', -1, { bytes: messageBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
+  return perform(member, group, 'allReduce', -1, { bytes: messageBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
 }
 
-export async function scatter<E>(core: MemberCore, group: ColGroup, rootObject: DividableData<E> | null, root: number, options?: CollectiveOptions): Promise<E> {
+export async function scatter<G extends CollectiveGroup, E>(member: CollectiveMember<G>, group: G, rootObject: DividableData<E> | null, root: number, options?: CollectiveOptions): Promise<E> {
   group.checkRank(root, 'scatter root');
-  const rank = core.rankIn(group, 'scatter');
+  const rank = member.rankIn(group, 'scatter');
   if (rank === root) checkDividable(rootObject, 'scatter: the root object');
   const elements = rank === root ? elementsOf(rootObject as DividableData<E>, group.size()) : null;
   // Every member keys on its own block of the object it passes (the root's, or a placeholder).
   const ownBlock = elements ? elements[rank] : isDividable(rootObject) ? rootObject.elementAt(rank, group.size()) : undefined;
-  return perform(core, group, 'scatter', root, { bytes: messageBytes(ownBlock), options }, ({ context, selection }) => selection.algorithm.run(context, elements, root));
+  return perform(member, group, 'scatter', root, { bytes: messageBytes(ownBlock), options }, ({ context, selection }) => selection.algorithm.run(context, elements, root));
 }
 
-export async function gather<D extends DividableData>(core: MemberCore, group: ColGroup, rootObject: D | null, data: unknown, root: number, options?: CollectiveOptions): Promise<D | null> {
+export async function gather<G extends CollectiveGroup, D extends DividableData>(member: CollectiveMember<G>, group: G, rootObject: D | null, data: unknown, root: number, options?: CollectiveOptions): Promise<D | null> {
   group.checkRank(root, 'gather root');
-  const isRoot = core.rankIn(group, 'gather') === root;
+  const isRoot = member.rankIn(group, 'gather') === root;
   if (isRoot) checkDividable(rootObject, 'gather: the root object');
-  const elements = await perform(core, group, 'gather', root, { bytes: messageBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data, root));
+  const elements = await perform(member, group, 'gather', root, { bytes: messageBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data, root));
   if (!isRoot) return null;
   storeElements(rootObject as D, elements as unknown[]);
   return rootObject;
 }
 
-export async function allGather<D extends DividableData>(core: MemberCore, group: ColGroup, resultObject: D, data: unknown, options?: CollectiveOptions): Promise<D> {
+export async function allGather<G extends CollectiveGroup, D extends DividableData>(member: CollectiveMember<G>, group: G, resultObject: D, data: unknown, options?: CollectiveOptions): Promise<D> {
   checkDividable(resultObject, 'allGather: the result object');
-  storeElements(resultObject, await perform(core, group, 'allGather', -1, { bytes: messageBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data)));
+  storeElements(resultObject, await perform(member, group, 'allGather', -1, { bytes: messageBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data)));
   return resultObject;
 }
 
-export async function allToAll<D extends DividableData>(core: MemberCore, group: ColGroup, sendObject: DividableData, resultObject: D, options?: CollectiveOptions): Promise<D> {
+export async function allToAll<G extends CollectiveGroup, D extends DividableData>(member: CollectiveMember<G>, group: G, sendObject: DividableData, resultObject: D, options?: CollectiveOptions): Promise<D> {
   checkDividable(sendObject, 'allToAll: the send object');
   checkDividable(resultObject, 'allToAll: the result object');
   const outgoing = elementsOf(sendObject, group.size());
-  storeElements(resultObject, await perform(core, group, 'allToAll', -1, { bytes: messageBytes(outgoing[0]), options }, ({ context, selection }) => selection.algorithm.run(context, outgoing)));
+  storeElements(resultObject, await perform(member, group, 'allToAll', -1, { bytes: messageBytes(outgoing[0]), options }, ({ context, selection }) => selection.algorithm.run(context, outgoing)));
   return resultObject;
 }
 
-export async function reduceScatter<E>(core: MemberCore, group: ColGroup, data: DividableData<E>, opLike: ReductionLike<NoInfer<E>>, options?: CollectiveOptions): Promise<E> {
+export async function reduceScatter<G extends CollectiveGroup, E>(member: CollectiveMember<G>, group: G, data: DividableData<E>, opLike: ReductionLike<NoInfer<E>>, options?: CollectiveOptions): Promise<E> {
   const op = toReductionObject(opLike, 'reduceScatter');
   checkDividable(data, 'reduceScatter: the data');
   const elements = elementsOf(data, group.size());
-  return perform(core, group, 'reduceScatter', -1, { bytes: messageBytes(elements), op, options }, ({ context, selection }) => selection.algorithm.run(context, elements, op));
+  return perform(member, group, 'reduceScatter', -1, { bytes: messageBytes(elements), op, options }, ({ context, selection }) => selection.algorithm.run(context, elements, op));
 }
 
-export async function scan<T>(core: MemberCore, group: ColGroup, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
+export async function scan<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
   const op = toReductionObject(opLike, 'scan');
-  return perform(core, group, 'scan', -1, { bytes: messageBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
+  return perform(member, group, 'scan', -1, { bytes: messageBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
 }

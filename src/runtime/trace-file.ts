@@ -25,6 +25,7 @@ import type { Frame } from '../../transport/frame.js';
 import type { Serializer } from '../serialization/serializer.js';
 import type { AlgorithmSignatures, CollectiveName } from '../collectives/algorithms.js';
 import type { Selection } from '../collectives/selection.js';
+import type { TracedCollective } from '../collectives/endpoint.js';
 
 /** The endpoint that writes a part, as its tracks are named. */
 /** One event of the Chrome trace event format, as written here and read back by the tools and tests. */
@@ -46,19 +47,6 @@ export interface TraceEndpoint {
   readonly processRank: number;
   readonly threadRank: number;
   readonly host: string;
-}
-
-/** A collective call, as its event describes it. */
-export interface TracedCollective {
-  readonly collective: CollectiveName;
-  readonly group: string;
-  readonly rank: number;
-  /** -1 for collectives without a root. */
-  readonly root: number;
-  readonly reduction: string | undefined;
-  /** Bytes per member, as the algorithm selection estimated them. */
-  readonly bytes: number;
-  readonly members: number;
 }
 
 /** A point-to-point call, as its event describes it. */
