@@ -11,7 +11,7 @@ import type { ColGroup } from '../../groups/col-group.js';
 import type { MemberCore } from '../../groups/col-member.js';
 import { FLAG_COLLECTIVE } from '../../transport/frame.js';
 import { SendMode } from '../engine/calls.js';
-import { Delivery, EncodedMessage, MemberReceive, decodeValue, encodeValue, messageFrame } from '../engine/messages.js';
+import { Delivery, EncodedValue, MemberReceive, decodeValue, encodeValue, messageFrame } from '../engine/messages.js';
 import type { Signature } from '../engine/signature.js';
 import type { CollectiveName } from './algorithms.js';
 import type { Layout, Selection } from './selection.js';
@@ -76,12 +76,12 @@ export class CollectiveContext {
   }
 
   /** `value` encoded once, for sending to several members. */
-  encode(value: unknown): EncodedMessage {
+  encode(value: unknown): EncodedValue {
     return encodeValue(this.core.master(this.sending).serializer, value);
   }
 
   /** The value an encoded message carries. */
-  decode<T>(message: EncodedMessage): T {
+  decode<T>(message: EncodedValue): T {
     return decodeValue(this.core.master(this.receiving).serializer, message.format, message.bodies) as T;
   }
 
@@ -105,8 +105,8 @@ export class CollectiveContext {
   }
 
   /** Receives from `source` without decoding, to forward the message as it came. */
-  receiveEncoded(source: number): Promise<EncodedMessage> {
-    return this.post(source, Delivery.Encoded).result<EncodedMessage>(true);
+  receiveEncoded(source: number): Promise<EncodedValue> {
+    return this.post(source, Delivery.Encoded).result<EncodedValue>(true);
   }
 
   /**
