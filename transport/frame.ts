@@ -75,9 +75,44 @@ export class Frame {
   }
 }
 
-/** A control frame of the rendezvous and acknowledgement protocols, echoing `of`'s envelope. */
-export function controlFrame(type: FrameType, of: Frame, id: number): Frame {
-  return new Frame(type, of.flags, of.context, of.destination, of.source, of.tag, 0, 0, 0, 0, NO_BODIES, 0, id);
+/** Rendezvous step 1 for message frame `message` (send id `id`): its envelope, signature, format and size, without its bodies. */
+export function readyToSend(message: Frame, id: number): Frame {
+  return new Frame(FrameType.ReadyToSend, message.flags, message.context, message.source, message.destination, message.tag, message.operation, message.root, message.reduction, message.format, NO_BODIES, message.size, id);
+}
+
+/** Rendezvous step 2: the receiver matched `announcement` (a ReadyToSend); the sender may send the data. */
+export function clearToSend(announcement: Frame): Frame {
+  return replyTo(FrameType.ClearToSend, announcement);
+}
+
+/** Rendezvous step 3: the data of message frame `message`, cleared under send id `id` (the bodies in an array of its own). */
+export function rendezvousData(message: Frame, id: number): Frame {
+  return new Frame(FrameType.Data, message.flags, message.context, message.source, message.destination, message.tag, message.operation, message.root, message.reduction, message.format, message.bodies.slice(), message.size, id, 0, message.ownsFirstBody);
+}
+
+/** The synchronous eager `message` was matched by its receive. */
+export function ack(message: Frame): Frame {
+  return replyTo(FrameType.Ack, message);
+}
+
+/** A frame that carries nothing but the flow-control credit the sender fills in as it sends it. */
+export function creditReturn(): Frame {
+  return new Frame(FrameType.Credit, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0);
+}
+
+/** The sender closes on purpose, naming the first endpoint it knew lost, if any (`id`: that endpoint + 1; 0: none). */
+export function goodbye(lost: number | undefined): Frame {
+  return new Frame(FrameType.Goodbye, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0, lost === undefined ? 0 : lost + 1);
+}
+
+/** The endpoint a Goodbye names lost, if any. */
+export function lostNamedIn(frame: Frame): number | undefined {
+  return frame.id > 0 ? frame.id - 1 : undefined;
+}
+
+/** A control frame answering `of` from its receiver: the envelope turned back toward its sender, echoing its send id. */
+function replyTo(type: FrameType, of: Frame): Frame {
+  return new Frame(type, of.flags, of.context, of.destination, of.source, of.tag, 0, 0, 0, 0, NO_BODIES, 0, of.id);
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import { FLAG_COLLECTIVE } from '../../transport/frame.js';
 import { SendMode } from '../engine/calls.js';
-import { Delivery, EncodedMessage, MemberReceive, decodeValue, encodeValue, messageFrame } from '../engine/messages.js';
+import { Delivery, EncodedValue, MemberReceive, decodeValue, encodeValue, messageFrame } from '../engine/messages.js';
 import type { Signature } from '../engine/signature.js';
 import type { CollectiveName } from './algorithms.js';
 import type { Endpoint } from './endpoint.js';
@@ -78,12 +78,12 @@ export class CollectiveContext {
   }
 
   /** `value` encoded once, for sending to several members. */
-  encode(value: unknown): EncodedMessage {
+  encode(value: unknown): EncodedValue {
     return encodeValue(this.endpoint.serializer, value);
   }
 
   /** The value an encoded message carries. */
-  decode<T>(message: EncodedMessage): T {
+  decode<T>(message: EncodedValue): T {
     return decodeValue(this.endpoint.serializer, message.format, message.bodies) as T;
   }
 
@@ -107,8 +107,8 @@ export class CollectiveContext {
   }
 
   /** Receives from `source` without decoding, to forward the message as it came. */
-  receiveEncoded(source: number): Promise<EncodedMessage> {
-    return this.post(source, Delivery.Encoded).result<EncodedMessage>(true);
+  receiveEncoded(source: number): Promise<EncodedValue> {
+    return this.post(source, Delivery.Encoded).result<EncodedValue>(true);
   }
 
   /**

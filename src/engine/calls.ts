@@ -1,7 +1,8 @@
 /**
  * The engine's records of calls in progress: receives, probes and sends. A record that has to
- * wait is linked into its engine's list of pending calls, which is what a lost peer fails, what
- * the watchdog dumps and what a member returning from run() with a call in flight is told about.
+ * wait is linked into its engine's list of pending calls (pending-calls.ts), which is what a lost
+ * peer fails, what the watchdog dumps and what a member returning from run() with a call in
+ * flight is told about.
  */
 import type { Frame } from '../../transport/frame.js';
 import type { Mailbox } from './matching.js';
@@ -31,13 +32,13 @@ export interface Route {
   failure: Error | undefined;
 }
 
-/** Keeps the list of pending calls; told when a call settles outside its own callbacks. */
+/** The list of pending calls (PendingCalls), told when a call settles from a device's callback or a mailbox. */
 export interface CallTracker {
-  settled(call: PendingCall): void;
+  untrack(call: PendingCall): void;
 }
 
 export abstract class PendingCall {
-  /** The engine's list of pending calls (insertion order). */
+  /** Neighbours in the engine's list of pending calls (PendingCalls), in the order they started waiting. */
   previous: PendingCall | undefined;
   next: PendingCall | undefined;
   linked: boolean;
@@ -172,7 +173,7 @@ export class Probe extends MailboxCall {
   }
 
   found(frame: Frame): void {
-    this.tracker?.settled(this);
+    this.tracker?.untrack(this);
     this.settle?.resolve({ source: frame.source, tag: frame.tag, bytes: frame.size });
   }
 
@@ -204,7 +205,7 @@ export class AlgorithmProbe extends MailboxCall {
   }
 
   found(frame: Frame): void {
-    this.tracker?.settled(this);
+    this.tracker?.untrack(this);
     this.settle?.resolve(frame.operation);
   }
 
@@ -299,14 +300,14 @@ export class SendCall extends PendingCall implements Releasable {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
-    this.tracker?.settled(this);
+    this.tracker?.untrack(this);
     this.settle?.resolve();
   }
 
   fail(error: Error): void {
     if (this.finished) return;
     this.finished = true;
-    this.tracker?.settled(this);
+    this.tracker?.untrack(this);
     if (this.settle) this.settle.reject(error);
     else this.promiseValue = rejected(error);
   }

@@ -1,8 +1,9 @@
 /**
  * The messaging engine of one endpoint, like Open MPI's PML over its BTLs: the one place for
- * matching, ordering, the eager and rendezvous protocols, flow control and peer loss, written once
- * for every device. Devices below only move frames; members and collective algorithms above only
- * call `send`, `post` and `probe`.
+ * matching, ordering, the eager and rendezvous protocols and flow control, written once for every
+ * device, with peer loss (losses.ts) and the list of pending calls (pending-calls.ts) beside it.
+ * Devices below only move frames; members and collective algorithms above only call `send`,
+ * `post` and `probe`.
  *
  * Protocols. A message goes eagerly when it is small (eagerLimit) and the receiver has granted
  * the credit; otherwise a ReadyToSend announces it, the receiver answers ClearToSend once a
@@ -25,11 +26,16 @@
  * cannot keep the event loop from turning (peer losses, arriving frames, timers), the progress
  * engine makes one resolve on the next turn once the loop has not turned for a few ms.
  */
-import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, Frame, FrameType, NO_BODIES, controlFrame } from '../../transport/frame.js';
-import { ANY_SOURCE, AlgorithmProbe, PendingCall, Probe, RESOLVED, Receive, SendCall, SendMode, rejected } from './calls.js';
-import type { CallOwner, CallTracker, ProbeResult, Route } from './calls.js';
+import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, FrameType, ack, clearToSend, creditReturn, lostNamedIn, readyToSend, rendezvousData } from '../../transport/frame.js';
+import type { Frame } from '../../transport/frame.js';
+import { ANY_SOURCE, AlgorithmProbe, Probe, RESOLVED, SendCall, SendMode, rejected } from './calls.js';
+import type { CallOwner, PendingCall, ProbeResult, Receive, Route } from './calls.js';
 import { Mailbox, Queue } from './matching.js';
-import { abortError, abortNotice } from './abort.js';
+import { abortError, abortFrame, abortNotice } from './abort.js';
+import { Link } from './link.js';
+import { Losses, callFailure } from './losses.js';
+import type { EndpointNames } from './losses.js';
+import { PendingCalls } from './pending-calls.js';
 import { nextTurn, progressEngine } from './progress.js';
 import { CopyPool } from './copy-pool.js';
 import type { Signature } from './signature.js';
@@ -42,26 +48,13 @@ export const FRAME_CHARGE = 64;
 /** How fast this sender copies a large message's data (about 5 GB/s here, cold memory into a pooled buffer). */
 const COPY_BYTES_PER_MICROSECOND = 5000;
 
-/**
- * How long a loss a device saw waits before it fails calls and breaks groups: the word on why the
- * peer went (its goodbye naming an earlier loss, the job's abort, the heartbeats' verdict on
- * another process) travels other ways and may come just after, and must win, so that survivors
- * name the process that was lost, not one that stopped because of it.
- */
-const LOSS_GRACE_MS = 250;
-
-export interface EngineOptions {
-  /** This endpoint's rank. */
-  readonly rank: number;
+/** The engine's settings; its rank and how it names endpoints (EndpointNames) serve loss handling too. */
+export interface EngineOptions extends EndpointNames {
   readonly eagerLimit: number;
   /** Bytes of rendezvous data sendAsync may keep copied at the sender. */
   readonly sendBuffer: number;
   /** Bound for flushing large messages at close. */
   readonly timeoutMs: number;
-  /** The process of each endpoint, for PeerLostError. */
-  readonly processOf: (endpoint: number) => number;
-  /** How messages name an endpoint ("process 1", "endpoint 3 (process 1, thread 1)"). */
-  readonly labelOf: (endpoint: number) => string;
 }
 
 /** How this endpoint reaches one peer endpoint (itself included). */
@@ -91,43 +84,6 @@ export interface MessageCounts {
   readonly otherHost: MessageCount;
 }
 
-/** Per-peer protocol and flow-control state. */
-class Link {
-  /** Bytes this endpoint may still send without the peer matching anything. */
-  credit: number;
-  /** Credit this endpoint owes the peer for messages it matched. */
-  owed = 0;
-  /** Bytes the peer's unmatched messages hold here. */
-  unmatchedBytes = 0;
-  failure: Error | undefined;
-  /** Its loss is confirmed: its calls failed and its groups are broken. */
-  lost = false;
-  /** The peer said goodbye (or this endpoint is closing): once gone, it is not lost, and its groups stay whole. */
-  goodbye = false;
-  /** Sends waiting for credit, in order. */
-  readonly blocked = new Queue<SendCall>();
-  draining = false;
-  readonly awaitingAck = new Map<number, SendCall>();
-  readonly awaitingClearance = new Map<number, SendCall>();
-  readonly awaitingData = new Map<number, Receive>();
-  /** Messages this endpoint sent the peer, and their bytes (MessageCounts). */
-  messagesSent = 0;
-  bytesSent = 0;
-
-  /** Largest eager message, and the room eager messages leave for rendezvous records: a quarter of the window. */
-  readonly eagerRoom: number;
-
-  constructor(
-    readonly peer: number,
-    readonly device: Device,
-    readonly window: number,
-    readonly otherHost: boolean,
-  ) {
-    this.credit = window;
-    this.eagerRoom = window / 4;
-  }
-}
-
 /** Mailboxes of one group (context) at this endpoint, by receiving rank. */
 type Mailboxes = (Mailbox | undefined)[];
 
@@ -145,25 +101,20 @@ export interface EngineStats {
   copiedSends: number;
 }
 
-export class Engine implements DeviceHost, CallTracker {
+export class Engine implements DeviceHost {
   readonly stats: EngineStats = { unexpectedBytes: 0, unexpectedHighWater: 0, blockedSends: 0, detachedBytes: 0, copiedSends: 0 };
   private readonly links: (Link | undefined)[] = [];
   /** Mailboxes by context: made by the first frame or the group, whichever comes first. */
   private readonly mailboxesByContext = new Map<number, Mailboxes>();
-  /** Pending calls in the order they started waiting. */
-  private first: PendingCall | undefined;
-  private last: PendingCall | undefined;
+  private readonly calls = new PendingCalls();
   /** sendAsync calls above the eager limit whose data could not be copied yet (sendBuffer full). */
   private readonly undetached = new Queue<SendCall>();
   private readonly copyPool = new CopyPool();
   private nextId = 0;
-  private closing = false;
   /** Every group's route here, by context: a loss breaks those that contain the lost endpoint. */
   private readonly routes = new Map<number, Route>();
-  /** The first endpoint this one knew lost, named in its goodbyes (see deliver). */
-  private firstLost: number | undefined;
-  /** Watchdog ticks (advanced by the master's watchdog timer). */
-  tick = 0;
+  /** Peers that go: their calls failed, their groups broken, goodbyes said and heard. */
+  private readonly losses: Losses;
   /** Told when a peer is lost (not when it closed on purpose). */
   onLost: ((peer: number, error: PeerLostError) => void) | undefined;
 
@@ -175,6 +126,12 @@ export class Engine implements DeviceHost, CallTracker {
   ) {
     peers.forEach((plan, peer) => {
       if (plan) this.links[peer] = new Link(peer, plan.device, plan.window, plan.otherHost);
+    });
+    this.losses = new Losses(options, this.links, this.routes, this.calls, {
+      output: (link, frame) => this.output(link, frame, undefined),
+      detachedDone: (size) => this.detachedDone(size),
+      dropUnmatched: (frame) => this.dropUnmatched(frame),
+      peerLost: (peer, error) => this.onLost?.(peer, error),
     });
   }
 
@@ -224,11 +181,11 @@ export class Engine implements DeviceHost, CallTracker {
     const peer = route.endpoints[frame.destination] as number;
     const link = this.links[peer];
     if (link === undefined) return rejected(new TransportError(`${operation}: no device connects endpoint ${this.rank} to endpoint ${peer}`));
-    const failure = this.failureFor(route, frame.destination);
-    if (failure) return rejected(this.callFailure(failure, `${operation} to rank ${frame.destination} of group '${route.name}'`));
+    const failure = this.losses.failureFor(route, frame.destination);
+    if (failure) return rejected(callFailure(failure, `${operation} to rank ${frame.destination} of group '${route.name}'`));
     link.messagesSent += 1;
     link.bytesSent += frame.size;
-    // A peer that a device saw go is not written to: its sends wait for the end of the grace (see lost).
+    // A peer that a device saw go is not written to: its sends wait for the end of the grace (see Losses.lost).
     const suspected = link.failure !== undefined;
     if (!suspected && link.blocked.length === 0 && mode !== SendMode.Synchronous && frame.size <= link.device.copyLimit && this.eagerFits(link, frame.size)) {
       this.sendEager(link, frame, undefined);
@@ -241,7 +198,7 @@ export class Engine implements DeviceHost, CallTracker {
       this.stats.blockedSends += 1;
     }
     if (!call.finished) {
-      this.track(call);
+      this.calls.track(call);
       // sendSync's caller waits for the receiver (a clearance, an Ack, the data's release): spin for it as a waiting receive does.
       if (mode === SendMode.Synchronous) progressEngine.wait(call);
       // A large sendAsync's caller spins for the clearance no longer than the copy it may spare.
@@ -294,8 +251,7 @@ export class Engine implements DeviceHost, CallTracker {
     call.id = this.newId();
     link.awaitingClearance.set(call.id, call);
     if (call.mode === SendMode.Captured && !call.lendingWhileSpinning) this.detach(call);
-    const announcement = new Frame(FrameType.ReadyToSend, frame.flags, frame.context, frame.source, frame.destination, frame.tag, frame.operation, frame.root, frame.reduction, frame.format, NO_BODIES, frame.size, call.id);
-    this.output(link, announcement, undefined);
+    this.output(link, readyToSend(frame, call.id), undefined);
     return true;
   }
 
@@ -364,7 +320,7 @@ export class Engine implements DeviceHost, CallTracker {
   post(receive: Receive): void {
     // A broken group's calls fail at once, even those whose message is already here.
     if (receive.route.failure !== undefined) {
-      receive.fail(this.callFailure(this.failureFor(receive.route, receive.source) as Error, receive.describe()));
+      receive.fail(callFailure(this.losses.failureFor(receive.route, receive.source) as Error, receive.describe()));
       return;
     }
     const mailbox = receive.route.mailboxes[receive.destination] ?? this.mailbox(receive.route.context, receive.destination);
@@ -379,13 +335,13 @@ export class Engine implements DeviceHost, CallTracker {
       this.matched(link, frame, receive, this.unqueued(link, frame));
       return;
     }
-    const failure = this.failureFor(receive.route, receive.source);
+    const failure = this.losses.failureFor(receive.route, receive.source);
     if (failure !== undefined) {
       mailbox.remove(receive);
-      receive.fail(this.callFailure(failure, receive.describe()));
+      receive.fail(callFailure(failure, receive.describe()));
       return;
     }
-    this.track(receive);
+    this.calls.track(receive);
   }
 
   /** Resolves with the envelope of the earliest unmatched point-to-point message that fits, once there is one. */
@@ -394,10 +350,10 @@ export class Engine implements DeviceHost, CallTracker {
     const probe = new Probe(route, owner, destination, source, tag);
     const frame = route.failure === undefined ? mailbox.peek(source, probe) : undefined;
     if (frame !== undefined) return Promise.resolve({ source: frame.source, tag: frame.tag, bytes: frame.size });
-    const failure = this.failureFor(route, source);
-    if (failure !== undefined) return rejected(this.callFailure(failure, probe.describe()));
+    const failure = this.losses.failureFor(route, source);
+    if (failure !== undefined) return rejected(callFailure(failure, probe.describe()));
     mailbox.addProbe(probe);
-    this.track(probe);
+    this.calls.track(probe);
     return probe.promise;
   }
 
@@ -412,10 +368,10 @@ export class Engine implements DeviceHost, CallTracker {
     const frame = mailbox.peekAlgorithm(tag);
     if (frame !== undefined) return Promise.resolve(frame.operation);
     const probe = new AlgorithmProbe(route, operation, owner, destination, tag);
-    const failure = this.failureFor(route, ANY_SOURCE);
-    if (failure !== undefined) return rejected(this.callFailure(failure, probe.describe()));
+    const failure = this.losses.failureFor(route, ANY_SOURCE);
+    if (failure !== undefined) return rejected(callFailure(failure, probe.describe()));
     mailbox.addAlgorithmProbe(probe);
-    this.track(probe);
+    this.calls.track(probe);
     return probe.promise;
   }
 
@@ -425,11 +381,10 @@ export class Engine implements DeviceHost, CallTracker {
    */
   abortCollective(route: Route, rank: number, tag: number, signature: Signature, error: Error): void {
     this.abortCall(route.context, rank, tag, error);
-    const body = abortNotice(error);
+    const notice = abortNotice(error);
     for (let destination = 0; destination < route.endpoints.length; destination += 1) {
       if (destination === rank) continue;
-      const frame = new Frame(FrameType.Eager, FLAG_COLLECTIVE | FLAG_ABORT, route.context, rank, destination, tag, signature.operation, signature.root, signature.reduction, body.format, [body.bytes], body.bytes.byteLength);
-      this.send(route, frame, SendMode.Borrowed, undefined, 'abort').catch(() => undefined);
+      this.send(route, abortFrame(notice, route.context, rank, destination, tag, signature), SendMode.Borrowed, undefined, 'abort').catch(() => undefined);
     }
   }
 
@@ -438,21 +393,17 @@ export class Engine implements DeviceHost, CallTracker {
     const taken = this.mailbox(context, destination).abortCall(tag, error);
     // The call is over: receives its algorithm posted but had not awaited yet must not count as unhandled.
     for (const call of [...taken.receives, ...taken.probes]) {
-      this.untrack(call);
+      this.calls.untrack(call);
       call.fail(error);
       call.abandon();
     }
-    for (const frame of taken.arrivals) {
-      const link = this.links[frame.peer] as Link;
-      this.unqueued(link, frame);
-      this.drop(link, frame);
-    }
+    for (const frame of taken.arrivals) this.dropUnmatched(frame);
     for (const link of this.links) {
       if (link === undefined) continue;
       for (const [id, receive] of link.awaitingData) {
         if (receive.route.context !== context || receive.destination !== destination || !receive.collective || receive.tagOrAny !== tag) continue;
         link.awaitingData.delete(id);
-        this.untrack(receive);
+        this.calls.untrack(receive);
         receive.fail(error);
         receive.abandon();
       }
@@ -466,8 +417,15 @@ export class Engine implements DeviceHost, CallTracker {
    */
   private drop(link: Link, frame: Frame): void {
     link.owed += chargeOf(frame);
-    if (frame.type === FrameType.ReadyToSend) this.output(link, controlFrame(FrameType.ClearToSend, frame, frame.id), undefined);
+    if (frame.type === FrameType.ReadyToSend) this.output(link, clearToSend(frame), undefined);
     else this.returnCreditIfDue(link);
+  }
+
+  /** An unmatched message taken from its mailbox is dropped (see drop); a peer already gone is owed nothing. */
+  private dropUnmatched(frame: Frame): void {
+    const link = this.links[frame.peer] as Link;
+    this.unqueued(link, frame);
+    if (link.failure === undefined) this.drop(link, frame);
   }
 
   /** A device delivered a frame from `peer`. */
@@ -488,7 +446,7 @@ export class Engine implements DeviceHost, CallTracker {
         const receive = link.awaitingData.get(frame.id);
         if (receive === undefined) return;
         link.awaitingData.delete(frame.id);
-        this.untrack(receive);
+        this.calls.untrack(receive);
         receive.complete(frame);
         return;
       }
@@ -501,10 +459,7 @@ export class Engine implements DeviceHost, CallTracker {
       case FrameType.Credit:
         return;
       case FrameType.Goodbye:
-        link.goodbye = true;
-        // A peer that closes after a loss names it (id: endpoint + 1), so that a call here which
-        // waited for that peer fails naming the lost process, not the peer that merely closed.
-        if (frame.id > 0) this.reportedLost(frame.id - 1, peer);
+        this.losses.goodbyeFrom(link, lostNamedIn(frame));
         return;
       default:
         this.lost(peer, new TransportError(`endpoint ${peer} sent a frame of unknown type ${String(frame.type)}`));
@@ -544,7 +499,7 @@ export class Engine implements DeviceHost, CallTracker {
     const receive = mailbox.arrive(frame, collective);
     const charge = chargeOf(frame);
     if (receive !== undefined) {
-      this.untrack(receive);
+      this.calls.untrack(receive);
       this.matched(link, frame, receive, charge);
       return;
     }
@@ -558,22 +513,22 @@ export class Engine implements DeviceHost, CallTracker {
     link.owed += charge;
     if (frame.type === FrameType.ReadyToSend) {
       link.awaitingData.set(frame.id, receive);
-      this.track(receive);
+      this.calls.track(receive);
       if (link.device.receiveInto !== undefined) {
         const memory = receive.destinationFor(frame.format, frame.size);
         if (memory !== undefined) link.device.receiveInto(link.peer, frame.id, memory);
       }
-      this.output(link, controlFrame(FrameType.ClearToSend, frame, frame.id), undefined);
+      this.output(link, clearToSend(frame), undefined);
       return;
     }
-    if ((frame.flags & FLAG_SYNCHRONOUS) !== 0) this.output(link, controlFrame(FrameType.Ack, frame, frame.id), undefined);
+    if ((frame.flags & FLAG_SYNCHRONOUS) !== 0) this.output(link, ack(frame), undefined);
     else this.returnCreditIfDue(link);
     receive.complete(frame);
   }
 
   /** Past a quarter of the window, owed credit goes back in a frame of its own (no other frame may be going that way soon). */
   private returnCreditIfDue(link: Link): void {
-    if (link.owed >= link.eagerRoom) this.output(link, new Frame(FrameType.Credit, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0), undefined);
+    if (link.owed >= link.eagerRoom) this.output(link, creditReturn(), undefined);
   }
 
   /** An unmatched message leaves the mailbox: the bytes it held there are free again. Returns its charge. */
@@ -590,7 +545,7 @@ export class Engine implements DeviceHost, CallTracker {
     if (call === undefined) return;
     link.awaitingClearance.delete(id);
     const message = call.frame;
-    const data = new Frame(FrameType.Data, message.flags, message.context, message.source, message.destination, message.tag, message.operation, message.root, message.reduction, message.format, message.bodies.slice(), message.size, id, 0, message.ownsFirstBody);
+    const data = rendezvousData(message, id);
     call.transmitted = true;
     const kept = message.size > link.device.copyLimit;
     if (call.detached) {
@@ -624,198 +579,40 @@ export class Engine implements DeviceHost, CallTracker {
     }
   }
 
-  // ---- loss ----
+  // ---- loss (losses.ts) and pending calls (pending-calls.ts) ----
 
   /** A device lost its link to `peer`. */
   lost(peer: number, error: Error): void {
-    const link = this.links[peer];
-    if (link === undefined || link.failure !== undefined) return;
-    const processRank = this.options.processOf(peer);
-    const endpoint = this.options.labelOf(peer);
-    if (link.goodbye || this.closing) {
-      this.markClosed(link, new PeerLostError(`${endpoint} closed its connection`, processRank, { endpointRank: peer }));
-      return;
-    }
-    const loss = error instanceof PeerLostError ? error : new PeerLostError(`${endpoint} was lost (${error.message})`, processRank, { cause: error, endpointRank: peer });
-    // Nothing more is written to it or read from it; its calls wait for the grace.
-    link.failure = loss;
-    setTimeout(() => {
-      if (link.lost) return;
-      this.markLost(peer, loss);
-      this.onLost?.(peer, loss);
-    }, LOSS_GRACE_MS).unref();
+    this.losses.lost(peer, error);
   }
 
-  /**
-   * `peer` is lost, and with it every endpoint of its process (a process ends whole: a failing
-   * thread ends it). Calls that need one of them fail with its error; every group that contains
-   * one is broken for good (ULFM's revoke): its pending calls fail now and its later calls at
-   * once, with `error`, whether or not they talk to the lost endpoints.
-   */
+  /** `peer` is lost, and with it its process (see Losses.markLost). */
   markLost(peer: number, error: Error): void {
-    const link = this.links[peer];
-    if (link === undefined || link.lost || link.goodbye) return;
-    link.lost = true;
-    link.failure ??= error;
-    const fallen = [link];
-    const processRank = this.options.processOf(peer);
-    for (const sibling of this.links) {
-      if (sibling === undefined || sibling.lost || sibling.goodbye || sibling.peer === this.rank || this.options.processOf(sibling.peer) !== processRank) continue;
-      sibling.lost = true;
-      sibling.failure ??= error instanceof PeerLostError ? new PeerLostError(`${this.options.labelOf(sibling.peer)} was lost with its process: ${error.message}`, processRank, { cause: error, endpointRank: sibling.peer }) : error;
-      fallen.push(sibling);
-    }
-    if (error instanceof PeerLostError) this.firstLost ??= peer;
-    const broken = [...this.routes.values()].filter((route) => route.failure === undefined && fallen.some((lost) => route.endpoints.includes(lost.peer)));
-    for (const route of broken) route.failure = error;
-    for (const call of this.pending()) {
-      const failure = this.failureFor(call.route, call.peerRank);
-      if (failure === undefined) continue;
-      this.failPending(call, failure);
-      // An algorithm that failed on one of its receives never awaits the others it had posted.
-      if (call.route.failure !== undefined) call.abandon();
-    }
-    for (const lost of fallen) this.release(lost);
-    for (const route of broken) this.forgetRoute(route);
+    this.losses.markLost(peer, error);
   }
 
-  /** `link`'s peer closed (or this endpoint did): calls that need it fail; its groups stay whole. */
-  private markClosed(link: Link, error: PeerLostError): void {
-    link.goodbye = true;
-    link.failure = error;
-    for (const call of this.pending()) if (this.needs(call, link.peer)) this.failPending(call, error);
-    this.release(link);
-  }
-
-  /** A peer closing named `peer` lost (see the Goodbye frame in deliver). */
-  private reportedLost(peer: number, reporter: number): void {
-    if (this.links[peer]?.lost !== false || this.options.processOf(peer) === this.options.processOf(this.rank)) return;
-    const loss = new PeerLostError(`${this.options.labelOf(peer)} was lost (as ${this.options.labelOf(reporter)} said when it closed)`, this.options.processOf(peer), { endpointRank: peer });
-    this.markLost(peer, loss);
-    this.onLost?.(peer, loss);
-  }
-
-  private needs(call: PendingCall, peer: number): boolean {
-    if (call instanceof SendCall) return call.peer === peer;
-    const source = call.peerRank;
-    const endpoints = call.route.endpoints;
-    return source === ANY_SOURCE ? endpoints.includes(peer) : endpoints[source] === peer;
-  }
-
-  private failPending(call: PendingCall, failure: Error): void {
-    if (call instanceof Receive || call instanceof Probe || call instanceof AlgorithmProbe) call.route.mailboxes[call.destination]?.remove(call);
-    this.untrack(call);
-    call.fail(this.callFailure(failure, call.describe()));
-  }
-
-  /** Drops what `link` still held for a peer that is gone. */
-  private release(link: Link): void {
-    for (const call of link.awaitingClearance.values()) if (call.detached) this.detachedDone(call.frame.size);
-    link.blocked.removeWhere(() => true);
-    link.awaitingAck.clear();
-    link.awaitingClearance.clear();
-    link.awaitingData.clear();
-    link.device.disconnect(link.peer);
-  }
-
-  /**
-   * A broken group's traffic with the survivors stops: sends of it waiting for them are dropped,
-   * and its unmatched messages here give their credit back (later ones are dropped as they come,
-   * see arrive), so that the survivors' other groups keep their flow.
-   */
-  private forgetRoute(route: Route): void {
-    const ofRoute = (call: { route: Route }) => call.route === route;
-    for (const link of this.links) {
-      if (link === undefined || link.failure !== undefined) continue;
-      link.blocked.removeWhere(ofRoute);
-      for (const [id, call] of link.awaitingClearance) {
-        if (!ofRoute(call)) continue;
-        link.awaitingClearance.delete(id);
-        if (call.detached) this.detachedDone(call.frame.size);
-      }
-      for (const [id, call] of link.awaitingAck) if (ofRoute(call)) link.awaitingAck.delete(id);
-      for (const [id, receive] of link.awaitingData) if (ofRoute(receive)) link.awaitingData.delete(id);
-    }
-    for (const mailbox of route.mailboxes) {
-      for (const frame of mailbox?.takeUnmatched() ?? []) {
-        const link = this.links[frame.peer] as Link;
-        this.unqueued(link, frame);
-        if (link.failure === undefined) this.drop(link, frame);
-      }
-    }
-  }
-
-  /**
-   * The failure a call on `route` with `source` (a rank or ANY_SOURCE) meets, if any: its broken
-   * group's (but a call to an endpoint of the lost process names that endpoint), else its peer's.
-   */
-  private failureFor(route: Route, source: number): Error | undefined {
-    const broken = route.failure;
-    if (source !== ANY_SOURCE) {
-      const direct = this.gone(this.links[route.endpoints[source] as number]);
-      if (broken === undefined) return direct;
-      return direct instanceof PeerLostError && broken instanceof PeerLostError && direct.processRank === broken.processRank ? direct : broken;
-    }
-    if (broken !== undefined) return broken;
-    for (const endpoint of route.endpoints) {
-      const failure = this.gone(this.links[endpoint]);
-      if (failure !== undefined) return failure;
-    }
-    return undefined;
-  }
-
-  /** Why `link`'s peer is gone, once it is for sure: lost, or closed (a loss a device saw waits for its grace). */
-  private gone(link: Link | undefined): Error | undefined {
-    return link !== undefined && (link.lost || link.goodbye) ? link.failure : undefined;
-  }
-
-  /** `error` restated in terms of one call ("receive from rank 1 of group 'g' failed: ..."). */
-  private callFailure(error: Error, call: string): Error {
-    if (!(error instanceof PeerLostError)) return error;
-    return new PeerLostError(`${call} failed: ${error.message}`, error.processRank, { cause: error, endpointRank: error.endpointRank });
-  }
-
-  // ---- pending calls ----
-
-  private track(call: PendingCall): void {
-    if (call.linked) return;
-    call.linked = true;
-    if (call instanceof SendCall || call instanceof Probe || call instanceof AlgorithmProbe) call.tracker = this;
-    call.born = this.tick;
-    call.previous = this.last;
-    call.next = undefined;
-    if (this.last) this.last.next = call;
-    else this.first = call;
-    this.last = call;
-    if (call.owner) call.owner.pendingCalls += 1;
-  }
-
-  private untrack(call: PendingCall): void {
-    if (!call.linked) return;
-    call.linked = false;
-    if (call.previous) call.previous.next = call.next;
-    else this.first = call.next;
-    if (call.next) call.next.previous = call.previous;
-    else this.last = call.previous;
-    call.previous = call.next = undefined;
-    if (call.owner) call.owner.pendingCalls -= 1;
+  /** This endpoint stops because a peer's loss failed one of its members (see Losses.leaveAfterLoss). */
+  leaveAfterLoss(): void {
+    this.losses.leaveAfterLoss();
   }
 
   /** Calls waiting now, oldest first (optionally only `owner`'s). */
   pending(owner?: CallOwner): PendingCall[] {
-    const calls: PendingCall[] = [];
-    for (let call = this.first; call !== undefined; call = call.next) if (owner === undefined || call.owner === owner) calls.push(call);
-    return calls;
+    return this.calls.list(owner);
   }
 
   /** The oldest pending call (for the watchdog). */
   oldestPending(): PendingCall | undefined {
-    return this.first;
+    return this.calls.oldest();
   }
 
-  /** A call settled from a device's callback (a release, an Ack). */
-  settled(call: PendingCall): void {
-    this.untrack(call);
+  /** Watchdog ticks (advanced by the master's watchdog timer); a pending call notes the tick it started waiting at. */
+  get tick(): number {
+    return this.calls.tick;
+  }
+
+  set tick(tick: number) {
+    this.calls.tick = tick;
   }
 
   // ---- the rest ----
@@ -845,27 +642,8 @@ export class Engine implements DeviceHost, CallTracker {
       while (unsent() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
       if (unsent() > 0) process.stderr.write(`ccjs: endpoint ${this.rank} closes with ${unsent()} message(s) never received within ${this.options.timeoutMs} ms\n`);
     }
-    this.sayGoodbye();
+    this.losses.sayGoodbye();
     await Promise.all(this.allDevices.map((device) => device.close()));
-  }
-
-  /**
-   * This endpoint stops because a peer's loss failed one of its members (the job aborts): its
-   * peers hear which endpoint was lost from it, on each link before the link closes. The job's
-   * abort comes round through the coordinator and may miss LOSS_GRACE_MS on a loaded machine;
-   * a peer would then name this endpoint's process as the lost one.
-   */
-  leaveAfterLoss(): void {
-    if (this.firstLost !== undefined && !this.closing) this.sayGoodbye();
-  }
-
-  /** A Goodbye on every live link, naming the first endpoint this one knew lost (id: endpoint + 1; 0: none). */
-  private sayGoodbye(): void {
-    this.closing = true;
-    const lost = this.firstLost === undefined ? 0 : this.firstLost + 1;
-    for (const link of this.links) {
-      if (link && link.peer !== this.rank) this.output(link, new Frame(FrameType.Goodbye, 0, 0, 0, 0, 0, 0, 0, 0, 0, NO_BODIES, 0, lost), undefined);
-    }
   }
 
   private mailboxesOf(context: number): Mailboxes {

@@ -18,15 +18,16 @@ import { CollectiveMismatchError, ReceiveBufferError } from '../base/errors.js';
 /** Largest user tag (MPI_TAG_UB is at least 32767; ours is 2^31 − 1). */
 export const MAX_TAG = 0x7fff_ffff;
 
-
 export const POINT_TO_POINT: Signature = { operation: 0, root: 0, reduction: 0 };
 
 /**
- * A message as it travels: its format and bodies. Made once and sent to several members, or
- * forwarded as it was received, it is not encoded again (and an inner node of a tree forwards
- * bytes it could not decode itself, so its subtree fails as it does instead of waiting).
+ * A value as it travels, encoded once by encodeValue (or taken as it was received): its format,
+ * bodies and size. Sent to several members or forwarded, it is not encoded again (and an inner
+ * node of a tree forwards bytes it could not decode itself, so its subtree fails as it does
+ * instead of waiting). Not the serializer's EncodedMessage (src/serialization/message.ts), which
+ * it is made from.
  */
-export class EncodedMessage {
+export class EncodedValue {
   constructor(
     readonly format: number,
     readonly bodies: readonly BinaryValue[],
@@ -35,9 +36,9 @@ export class EncodedMessage {
 }
 
 /** `value` as a message (a binary value is its own body, as encodeMessage makes it). */
-export function encodeValue(serializer: Serializer, value: unknown): EncodedMessage {
+export function encodeValue(serializer: Serializer, value: unknown): EncodedValue {
   const message = encodeMessage(value, serializer);
-  return new EncodedMessage(message.format, message.bodies, bodiesSize(message.bodies));
+  return new EncodedValue(message.format, message.bodies, bodiesSize(message.bodies));
 }
 
 /**
@@ -52,14 +53,14 @@ export function decodeValue(serializer: Serializer, format: number, bodies: read
  * A received message, to forward: a binary value's body becomes a value of its type again (it
  * arrived as bytes), as the sender's encodeValue made it.
  */
-function encodedAsSent(frame: Frame): EncodedMessage {
+function encodedAsSent(frame: Frame): EncodedValue {
   const bodies = carriesOneBinary(frame) ? [fromBytes(frame.format, frame.bodies[0] as BinaryValue, frame.ownsFirstBody)] : frame.bodies;
-  return new EncodedMessage(frame.format, bodies, frame.size);
+  return new EncodedValue(frame.format, bodies, frame.size);
 }
 
 /** The frame of a message carrying `value`, or an encoded message (a binary value is its own body: the common case, kept short). */
 export function messageFrame(serializer: Serializer, value: unknown, flags: number, context: number, source: number, destination: number, tag: number, signature: Signature): Frame {
-  if (value instanceof EncodedMessage) {
+  if (value instanceof EncodedValue) {
     return new Frame(FrameType.Eager, flags, context, source, destination, tag, signature.operation, signature.root, signature.reduction, value.format, value.bodies.slice(), value.size);
   }
   const code = typeCodeOf(value);
@@ -96,7 +97,7 @@ export const enum Delivery {
   Value,
   /** { value, source, tag }. */
   Envelope,
-  /** The EncodedMessage, not decoded (to forward it, then decode). */
+  /** The EncodedValue, not decoded (to forward it, then decode). */
   Encoded,
 }
 
