@@ -20,7 +20,7 @@
       "target_name": "ccjs_ucx",
       "conditions": [
         ["ucx==1", {
-          "sources": ["native/ucx.cc"],
+          "sources": ["native/ucx.cc", "native/ucx-worker.cc"],
           "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"],
           "cflags_cc": ["-std=c++17", "-Wall", "-Wextra"],
           "libraries": ["-lucp", "-lucs"]
