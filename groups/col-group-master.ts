@@ -278,7 +278,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
       const peers: PeerPlan[] = choices.map((choice) => ({ device: deviceOf(choice.device), window: known.endpoints[choice.peer]?.receiveWindow ?? config.receiveWindow, otherHost: choice.relation === 'network' }));
       engine = new Engine({ rank, eagerLimit: config.eagerLimit, sendBuffer: config.sendBuffer, timeoutMs: config.timeoutMs, processOf: (endpoint) => known.endpoints[endpoint]?.processRank ?? -1, labelOf: (endpoint) => endpointLabel(endpoint, threadCount) }, peers, Object.values(devices).filter((device): device is Device => device !== undefined));
       const served = (name: DeviceName) => choices.filter((choice) => choice.device === name).map((choice) => ({ rank: choice.peer, address: known.endpoints[choice.peer]?.addresses[name] }));
-      await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine), shm?.connect(served('shm'), engine), ucx?.connect(served('ucx'), engine)]);
+      await engine.connect((device) => served(device.name));
     } catch (error) {
       traceFile?.close();
       stopListening?.();
