@@ -13,7 +13,7 @@ import type { Frame } from './frame.js';
 /** The devices: in-process (`local`), `tcp`, shared memory (`shm`) and `ucx` (InfiniBand, RoCE, ...). */
 export type DeviceName = 'local' | 'tcp' | 'shm' | 'ucx';
 
-/** What the engine gives a device: where arriving frames and failures go. */
+/** What the engine gives a device: where arriving frames and failures go, and what a device must ask of it. */
 export interface DeviceHost {
   /** A frame from endpoint `peer` arrived; the engine owns it (and its bodies) from now on. */
   deliver(peer: number, frame: Frame): void;
@@ -25,6 +25,25 @@ export interface DeviceHost {
    * long) read into, if any. The device must deliver the frame before anything else runs.
    */
   destinationFor?(peer: number, frame: Frame, format: number, bytes: number): Uint8Array | undefined;
+  /**
+   * Whether a receive may want the body of the Eager frame `frame` (one binary value,
+   * carriesOneBinary) in a buffer of its own: a point-to-point message's, never a collective's. A
+   * device that can hold such a body back until its receiver says where (UCX) holds only these.
+   * Absent: any such frame's.
+   */
+  mayReceiveInto?(frame: Frame): boolean;
+  /**
+   * Whether the decoder of messages of `format` copies every binary value it returns and keeps no
+   * byte of the body (the built-in serializers): a small body of it may then be read into memory
+   * shared with other buffers (Node's pool, see memory-frames.ts). Absent: of no format.
+   */
+  mayPoolBodies?(format: number): boolean;
+  /**
+   * Whether this thread spins on its polling devices while its calls wait (it has a core of its
+   * own): a device may then spend its polls on work that saves its peer time (shm's share of a
+   * copy). Absent: it does not.
+   */
+  spins?(): boolean;
 }
 
 /** Told by a device once the bodies of a frame it kept may be reused. */
@@ -38,7 +57,20 @@ export interface DevicePeer {
   readonly address: unknown;
 }
 
-export interface Device {
+/**
+ * The polling contract of a device whose frames move only when it is polled (shm, ucx). The engine
+ * registers it with its thread's progress engine (src/engine/progress.ts) once it connected a peer,
+ * and until it closes: a call that waits polls it (spinning), then lets it sleep. Asleep, the
+ * device wakes itself (a doorbell, an event fd) and moves what arrived.
+ */
+export interface PollingDevice {
+  /** Moves what arrived into the engine and what waits to go out; returns how much moved (0: nothing did). */
+  progress(): number;
+  /** Called after a spin that found nothing: arm the doorbell, so that a sender wakes this thread. */
+  sleep?(): void;
+}
+
+export interface Device extends Partial<PollingDevice> {
   readonly name: DeviceName;
   /** What peers need to reach this endpoint through this device (published through the coordinator), or undefined. */
   readonly address: unknown;
@@ -65,12 +97,15 @@ export interface Device {
    * its receive wants in `memory`. (A device that reads bodies itself asks DeviceHost.destinationFor instead.)
    */
   receiveInto?(peer: number, id: number, memory: Uint8Array): void;
-  /** Polling devices: moves what arrived into the engine and returns how many frames that was. */
-  progress?(): number;
   /** Drops the link to `peer`, which was lost. */
   disconnect(peer: number): void;
   /** What the device holds and waits for, one line, for the watchdog's dump of a job that hangs. */
   describe?(): string;
   /** Flushes what was sent, closes every link and releases sockets, memory and handles. */
   close(): Promise<void>;
+}
+
+/** Whether `device` must be polled (it implements PollingDevice). */
+export function polls(device: Device): device is Device & PollingDevice {
+  return device.progress !== undefined;
 }

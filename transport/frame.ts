@@ -25,16 +25,25 @@ export const enum FrameType {
   Goodbye = 7,
 }
 
+/**
+ * Who owns which bits of `flags` (one byte on the wire): the engine's flags (below) are
+ * EngineFlags, the low four bits; a device may mark frames of its own making with DeviceFlags, the
+ * high four (shm's single copy takes 0x80), and clears them before it delivers such a frame.
+ * Neither ever sets the other's.
+ */
+export type EngineFlag = 0x01 | 0x02 | 0x04 | 0x08;
+export type DeviceFlag = 0x10 | 0x20 | 0x40 | 0x80;
+
 /** The message belongs to a collective operation: never matched by point-to-point receives. */
-export const FLAG_COLLECTIVE = 1;
+export const FLAG_COLLECTIVE: EngineFlag = 1;
 /** The sender waits until the receive matched the message (sendSync). */
-export const FLAG_SYNCHRONOUS = 2;
+export const FLAG_SYNCHRONOUS: EngineFlag = 2;
 /**
  * A collective call failed at the sender (its body says why): the receiver's part of the same
  * call (context, tag) fails too, and the call's other messages are dropped, so no member waits
  * for data that will never come.
  */
-export const FLAG_ABORT = 4;
+export const FLAG_ABORT: EngineFlag = 4;
 
 export class Frame {
   /** Endpoint rank of the sender, set by the engine when the frame is delivered. */

@@ -9,16 +9,20 @@
  */
 import type { Frame } from './frame.js';
 import { TransportError } from '../src/base/errors.js';
-import { BUILT_IN_FORMATS } from '../src/serialization/message.js';
 import { TYPED_ARRAY_CODES, typeCodeOf, typedArrayOver, viewBytes } from '../src/base/typed-arrays.js';
 import type { BinaryValue, TypedArrayView } from '../src/base/typed-arrays.js';
-import { freshBytes } from './stream.js';
+import { freshBytes } from './body-memory.js';
 import { HEADER_BYTES, checkBodyCount, readHeaderWords, writeHeaderWords } from './wire.js';
 import type { ByteCopy } from './stream.js';
 
 const TWO_TO_32 = 0x1_0000_0000;
 /** Bodies up to this size are copied out with slice() (V8 keeps them on its heap); larger ones into unzeroed memory. */
 const SLICE_BYTES = 4096;
+
+/** Which formats' small bodies may be read into Node's shared pool (DeviceHost.mayPoolBodies). */
+export type PooledFormats = (format: number) => boolean;
+
+const NO_FORMAT: PooledFormats = () => false;
 
 /** Frames in memory are padded to this many bytes, so that small bodies are read in place. */
 export const FRAME_ALIGNMENT = 8;
@@ -43,6 +47,8 @@ export class MemoryFrames {
     private readonly offset: number,
     private readonly capacity: number,
     private readonly copy: ByteCopy,
+    /** For a reader: the formats whose decoders keep none of a body's bytes (none for a writer). */
+    private readonly pooled: PooledFormats = NO_FORMAT,
   ) {
     this.bytes = new Uint8Array(buffer, offset, capacity);
     this.words = new Uint32Array(buffer, offset, capacity / 4);
@@ -111,9 +117,10 @@ export class MemoryFrames {
 
   /**
    * A copy of the body at `position`: as its own typed-array type when the frame is one small
-   * typed array. A small message of a built-in serializer goes into Node's shared Buffer pool
-   * instead of a slice on V8's heap: its decoder asks the bytes for their buffer, which would move
-   * a slice off the heap first (~0.15 µs a message), and it keeps none of them.
+   * typed array. A small message of a format that `pooled` allows (the built-in serializers) goes
+   * into Node's shared Buffer pool instead of a slice on V8's heap: its decoder asks the bytes for
+   * their buffer, which would move a slice off the heap first (~0.15 µs a message), and it keeps
+   * none of them.
    */
   private body(format: number, count: number, position: number, length: number): BinaryValue {
     if (count === 1 && format < TYPED_ARRAY_CODES && length <= SLICE_BYTES) {
@@ -121,10 +128,10 @@ export class MemoryFrames {
       const size = view.BYTES_PER_ELEMENT;
       if (position % size === 0 && length % size === 0) return view.slice(position / size, (position + length) / size) as BinaryValue;
     }
-    if (length <= SLICE_BYTES && count === 1 && BUILT_IN_FORMATS.has(format)) {
-      const pooled = Buffer.allocUnsafe(length);
-      pooled.set(this.bytes.subarray(position, position + length));
-      return pooled;
+    if (length <= SLICE_BYTES && count === 1 && this.pooled(format)) {
+      const inPool = Buffer.allocUnsafe(length);
+      inPool.set(this.bytes.subarray(position, position + length));
+      return inPool;
     }
     if (length <= SLICE_BYTES) return this.bytes.slice(position, position + length);
     const copy = freshBytes(length);

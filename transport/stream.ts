@@ -9,7 +9,7 @@
 import { Frame, FrameType } from './frame.js';
 import { TransportError } from '../src/base/errors.js';
 import { TYPED_ARRAY_CODES, TYPED_ARRAY_TYPES } from '../src/base/typed-arrays.js';
-import { shmNative } from './shm/native.js';
+import { freshBytes } from './body-memory.js';
 import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, checkBodyCount, readHeader, readUInt64, writeHeader, writeUInt64 } from './wire.js';
 
 /** A device-level frame: the dialling endpoint introduces itself (source = its rank, payload = job id). */
@@ -251,24 +251,4 @@ export class FrameReader {
 
 function elementBytes(code: number): number {
   return (TYPED_ARRAY_TYPES[code] as (typeof TYPED_ARRAY_TYPES)[number]).BYTES_PER_ELEMENT;
-}
-
-/** Bodies larger than this come from the addon's memory for received bodies (native/receive-memory.h). */
-const POOLED_BYTES = 64 * 1024;
-
-/**
- * A body buffer of its own (offset 0, so typed arrays fit), not zero-filled: it is about to be
- * overwritten. Not from Node's shared pool, even for small bodies: a receiver may transfer the
- * typed array's buffer to a worker, which would detach every other view of a pooled slab. A
- * large one comes from the addon when it is built: memory that earlier bodies gave back when
- * they were collected, whose pages need not be faulted in again (Node copies such a buffer
- * rather than transferring it).
- */
-export function freshBytes(length: number): Uint8Array {
-  if (length > POOLED_BYTES) {
-    const native = shmNative();
-    if (typeof native !== 'string') return new Uint8Array(native.receiveBuffer(length));
-  }
-  const buffer = Buffer.allocUnsafeSlow(length);
-  return new Uint8Array(buffer.buffer, buffer.byteOffset, length);
 }

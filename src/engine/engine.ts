@@ -30,7 +30,8 @@ import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, FrameType, ack, clearToS
 import type { Frame } from '../../transport/frame.js';
 import { ANY_SOURCE, AlgorithmProbe, Probe, RESOLVED, SendCall, SendMode, rejected } from './calls.js';
 import type { CallOwner, PendingCall, ProbeResult, Receive, Route } from './calls.js';
-import { Mailbox, Queue } from './matching.js';
+import { Mailbox } from './matching.js';
+import { Queue } from '../base/queue.js';
 import { abortError, abortFrame, abortNotice } from './abort.js';
 import { Link } from './link.js';
 import { Losses, callFailure } from './losses.js';
@@ -39,7 +40,9 @@ import { PendingCalls } from './pending-calls.js';
 import { nextTurn, progressEngine } from './progress.js';
 import { CopyPool } from './copy-pool.js';
 import type { Signature } from './signature.js';
-import type { Device, DeviceHost, DeviceName } from '../../transport/device.js';
+import { polls } from '../../transport/device.js';
+import type { Device, DeviceHost, DeviceName, DevicePeer } from '../../transport/device.js';
+import { BUILT_IN_FORMATS } from '../serialization/message.js';
 import { PeerLostError, TransportError } from '../base/errors.js';
 
 /** What every message costs a receiver's window beyond its bytes: the record that holds it. */
@@ -133,6 +136,29 @@ export class Engine implements DeviceHost {
       dropUnmatched: (frame) => this.dropUnmatched(frame),
       peerLost: (peer, error) => this.onLost?.(peer, error),
     });
+  }
+
+  /**
+   * Connects every device to the peers it serves (`peersOf`), with this engine as their host. A
+   * polling device that serves a peer is polled by this thread's progress engine from the moment
+   * its connect is done until it is closed (close, or a connect that failed: its caller closes
+   * the devices).
+   */
+  async connect(peersOf: (device: Device) => readonly DevicePeer[]): Promise<void> {
+    let failed = false;
+    try {
+      await Promise.all(
+        this.allDevices.map(async (device) => {
+          const peers = peersOf(device);
+          await device.connect(peers, this);
+          if (peers.length > 0 && polls(device) && !failed) progressEngine.register(device);
+        }),
+      );
+    } catch (error) {
+      failed = true;
+      for (const device of this.allDevices) if (polls(device)) progressEngine.unregister(device);
+      throw error;
+    }
   }
 
   get rank(): number {
@@ -480,6 +506,21 @@ export class Engine implements DeviceHost {
     return this.mailboxesByContext.get(frame.context)?.[frame.destination]?.receiveFor(frame)?.destinationFor(format, bytes);
   }
 
+  /** A receive may want the body of a point-to-point message, never a collective's (see DeviceHost.mayReceiveInto). */
+  mayReceiveInto(frame: Frame): boolean {
+    return (frame.flags & FLAG_COLLECTIVE) === 0;
+  }
+
+  /** The built-in serializers' decoders keep no byte of a body (see DeviceHost.mayPoolBodies). */
+  mayPoolBodies(format: number): boolean {
+    return BUILT_IN_FORMATS.has(format);
+  }
+
+  /** Whether this thread spins on its polling devices (see DeviceHost.spins). */
+  spins(): boolean {
+    return progressEngine.spinning;
+  }
+
   private arrive(link: Link, frame: Frame): void {
     if (this.routes.get(frame.context)?.failure !== undefined) {
       this.drop(link, frame);
@@ -643,7 +684,12 @@ export class Engine implements DeviceHost {
       if (unsent() > 0) process.stderr.write(`ccjs: endpoint ${this.rank} closes with ${unsent()} message(s) never received within ${this.options.timeoutMs} ms\n`);
     }
     this.losses.sayGoodbye();
-    await Promise.all(this.allDevices.map((device) => device.close()));
+    await Promise.all(
+      this.allDevices.map((device) => {
+        if (polls(device)) progressEngine.unregister(device);
+        return device.close();
+      }),
+    );
   }
 
   private mailboxesOf(context: number): Mailboxes {

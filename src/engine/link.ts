@@ -3,7 +3,7 @@
  * credit both ways, the protocol steps still open with it, and whether it is gone (lost or closed).
  * The engine runs the protocol on it; losses.ts marks it gone and empties it.
  */
-import { Queue } from './matching.js';
+import { Queue } from '../base/queue.js';
 import type { Receive, SendCall } from './calls.js';
 import type { Device } from '../../transport/device.js';
 

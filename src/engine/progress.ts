@@ -6,6 +6,9 @@
  * socket) complete it. Completions found by one pass are delivered together: the frames go into
  * the engine, whose receives resolve their promises, and the reactions run after the pass.
  *
+ * The engine registers the polling devices it connected (Engine.connect) and unregisters them as it
+ * closes them; a device asks its host (DeviceHost.spins), not this module, whether the thread spins.
+ *
  * Spinning pays only when every spinning endpoint has a core: masters switch it off when their
  * host runs more endpoints than it has cores. Posting a receive never spins; only waiting does.
  *
@@ -16,14 +19,10 @@
  * has not turned for that long, the call resolves from a setImmediate instead.
  */
 import type { PendingCall } from './calls.js';
+import type { PollingDevice } from '../../transport/device.js';
 
-/** What the progress engine needs of a device that must be polled. */
-export interface PollingDevice {
-  /** Moves what arrived into the engine and what waits to go out; returns how much moved (0: nothing did). */
-  progress(): number;
-  /** Called after a spin that found nothing: arm the doorbell, so that a sender wakes this thread. */
-  sleep?(): void;
-}
+/** What the progress engine polls: the device contract's polling part (the engine registers such devices, see Engine.connect). */
+export type { PollingDevice };
 
 const MINIMUM_BUDGET_MICROSECONDS = 2;
 /** Misses in a row before the budget shrinks: a peer that answers in time now and then keeps it whole. */

@@ -102,7 +102,7 @@ export async function connectEngine(site: DeviceSite, world: World, devices: Ope
     Object.values(byName).filter((device): device is Device => device !== undefined),
   );
   const served = (name: DeviceName) => choices.filter((choice) => choice.device === name).map((choice) => ({ rank: choice.peer, address: world.endpoints[choice.peer]?.addresses[name] }));
-  await Promise.all([local.connect(served('local'), engine), tcp?.connect(served('tcp'), engine), shm?.connect(served('shm'), engine), ucx?.connect(served('ucx'), engine)]);
+  await engine.connect((device) => served(device.name));
   return { engine, choices };
 }
 

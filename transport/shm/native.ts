@@ -1,9 +1,11 @@
 /**
  * The shared-memory addon (native/shm.cc), when it is built: memory mapped by processes of one
  * host, and doorbells across them. Without it, shared memory serves threads of one process only.
- * CCJS_NO_NATIVE_SHM=1 acts as if it were not built (to test the fallback).
+ * It also holds the memory of received bodies, which every device uses: transport/body-memory.ts
+ * loads it (CCJS_NO_NATIVE_SHM=1 acts as if it were not built, to test the fallback).
  */
-import { createRequire } from 'node:module';
+import { memoryAddon } from '../body-memory.js';
+import type { BodyMemory } from '../body-memory.js';
 
 /** A process endpoint's doorbell: a FIFO its senders write to, watched by this thread's event loop. */
 export interface Doorbell {
@@ -12,7 +14,7 @@ export interface Doorbell {
   close(): void;
 }
 
-export interface ShmNative {
+export interface ShmNative extends BodyMemory {
   /** A SharedArrayBuffer over segment `name` (created with `bytes`, or opened: then at least `bytes`). */
   open(name: string, bytes: number, create: boolean): SharedArrayBuffer;
   unlink(name: string): boolean;
@@ -23,8 +25,6 @@ export interface ShmNative {
   closeBell(fd: number): void;
   /** memcpy of all of `source` into `target` (either may be over a SharedArrayBuffer). */
   copy(target: Uint8Array, source: Uint8Array): void;
-  /** Memory for a large received body, given back for the next one once the ArrayBuffer is collected (not zero-filled). */
-  receiveBuffer(length: number): ArrayBuffer;
   /** Where this process keeps the word canRead checks. */
   probeAddress(): number;
   /** Can this process read process `pid`'s memory (checked on its probe word at `address`)? */
@@ -43,19 +43,7 @@ export interface ShmNative {
   Doorbell: new (path: string, woken: () => void) => Doorbell;
 }
 
-let loaded: ShmNative | string | undefined;
-
 /** The addon, or why it cannot be had. */
 export function shmNative(): ShmNative | string {
-  if (loaded !== undefined) return loaded;
-  if (process.env.CCJS_NO_NATIVE_SHM === '1') {
-    loaded = 'the shared-memory addon is switched off (CCJS_NO_NATIVE_SHM=1)';
-    return loaded;
-  }
-  try {
-    loaded = createRequire(import.meta.url)('../../../build/Release/ccjs_shm.node') as ShmNative;
-  } catch (error) {
-    loaded = `the shared-memory addon is not built (${(error as Error).message.split('\n')[0]}); build it with 'npm rebuild ccjs' (needs g++, make and python3)`;
-  }
-  return loaded;
+  return memoryAddon() as ShmNative | string;
 }

@@ -18,6 +18,7 @@
  * can never claim a chunk of the next job.
  */
 import { Frame } from '../frame.js';
+import type { DeviceFlag } from '../frame.js';
 import { TransportError } from '../../src/base/errors.js';
 import { viewBytes } from '../../src/base/typed-arrays.js';
 import type { BinaryValue } from '../../src/base/typed-arrays.js';
@@ -26,7 +27,7 @@ import type { ShmNative } from './native.js';
 import { loadNumber, storeNumber } from './ring.js';
 
 /** A frame whose one body is a table of where its real bodies lie in the sender's memory. */
-export const FLAG_BODIES_AT_SENDER = 0x80;
+export const FLAG_BODIES_AT_SENDER: DeviceFlag = 0x80;
 /** The table's own format on the ring: no binary type code (below 256), so it stays bytes. */
 const TABLE_FORMAT = 0x100;
 /**

@@ -12,17 +12,16 @@
  * once it has read the header of a point-to-point message that came without asking, whose body
  * UCX holds until then.
  *
- * Waiting: the engine's progress engine polls this device while a call waits; when it stops, the
- * worker's event fd is armed and libuv wakes the device (or, while messages are in flight, the
- * event loop polls it). A lost peer is reported by UCX (peer
- * error handling, with a short keepalive so that a silent death is found within about a second);
- * a timer progresses the worker now and then so that keepalives flow while nothing else happens.
+ * Waiting: the engine's progress engine polls this device while a call waits (the engine registers
+ * it once connected, see PollingDevice); when it stops, the worker's event fd is armed and libuv
+ * wakes the device (or, while messages are in flight, the event loop polls it). A lost peer is
+ * reported by UCX (peer error handling, with a short keepalive so that a silent death is found
+ * within about a second); a timer progresses the worker now and then so that keepalives flow
+ * while nothing else happens.
  */
-import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
-import { FLAG_COLLECTIVE, FrameType, carriesOneBinary } from '../frame.js';
+import type { Device, DeviceHost, DevicePeer, PollingDevice, Releasable } from '../device.js';
+import { FrameType, carriesOneBinary } from '../frame.js';
 import type { Frame } from '../frame.js';
-import { progressEngine } from '../../src/engine/progress.js';
-import type { PollingDevice } from '../../src/engine/progress.js';
 import { ConfigError, TimeoutError, TransportError } from '../../src/base/errors.js';
 import { MemoryFrames, padded } from '../memory-frames.js';
 import { setCopy } from '../stream.js';
@@ -125,7 +124,7 @@ export class UcxDevice implements Device, PollingDevice {
     this.inlineBytes = options.native.inlineBytes;
     const inbox = new ArrayBuffer(RECORDS_AT + INBOX_RECORDS * (RECORD_BYTES + this.inlineBytes));
     const outbox = new ArrayBuffer(this.inlineBytes);
-    this.inbox = new MemoryFrames(inbox, 0, inbox.byteLength, setCopy);
+    this.inbox = new MemoryFrames(inbox, 0, inbox.byteLength, setCopy, (format) => this.host?.mayPoolBodies?.(format) === true);
     this.inboxWords = new Uint32Array(inbox);
     this.outbox = new MemoryFrames(outbox, 0, outbox.byteLength, setCopy);
     this.worker = new options.native.UcxWorker(options.rank, () => this.woken(), inbox, outbox);
@@ -143,7 +142,6 @@ export class UcxDevice implements Device, PollingDevice {
     }
     const reached = this.awaitWireup(peers.map((peer) => peer.rank));
     for (const peer of this.peers) this.worker.sendOut(peer, 0);
-    progressEngine.register(this);
     this.safety = setInterval(() => this.advance(true), SAFETY_PROGRESS_MS);
     this.safety.unref();
     this.worker.arm();
@@ -202,9 +200,10 @@ export class UcxDevice implements Device, PollingDevice {
       return true;
     }
     // A Data frame's id lets its receiver place the body where receiveInto said; the body of a
-    // point-to-point binary message sent without asking waits for its receiver to say where.
+    // binary message sent without asking, which a receive may want (a point-to-point one: the
+    // engine says), waits for its receiver to say where.
     const key = frame.type === FrameType.Data ? frame.id : 0;
-    const deferred = frame.type === FrameType.Eager && (frame.flags & FLAG_COLLECTIVE) === 0 && carriesOneBinary(frame);
+    const deferred = frame.type === FrameType.Eager && carriesOneBinary(frame) && this.host?.mayReceiveInto?.(frame) !== false;
     return this.sendMessage(peer, messageParts(frame), releasable, key, deferred) || releasable === undefined;
   }
 
@@ -357,7 +356,6 @@ export class UcxDevice implements Device, PollingDevice {
   async close(): Promise<void> {
     if (this.closed) return;
     clearInterval(this.safety);
-    progressEngine.unregister(this);
     // What was sent (a Goodbye at least) goes out before the endpoints close.
     const deadline = Date.now() + this.options.timeoutMs;
     while (this.worker.sending() && this.peers.size > 0 && Date.now() < deadline) {
