@@ -25,7 +25,7 @@ import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup, DeviceName, MessageCount, MessageCounts } from '../src/index.js';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import { algorithmName } from '../src/collectives/selection.js';
-import type { Layout } from '../src/collectives/selection.js';
+import type { Layout } from '../src/collectives/algorithm.js';
 import { parseHostList } from '../src/cli/hosts.js';
 import { messageBytes } from '../src/collectives/message-size.js';
 import { Reductions } from '../reduction/index.js';

@@ -23,7 +23,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
-import type { CollectiveName } from '../src/collectives/algorithms.js';
+import type { CollectiveName } from '../src/collectives/algorithm.js';
 import { DEFAULT_TABLE } from '../src/collectives/default-table.js';
 import { Selector, checkTable, keysOnTopology } from '../src/collectives/selection.js';
 import type { SelectionRule, SelectionTable } from '../src/collectives/selection.js';

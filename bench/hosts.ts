@@ -17,8 +17,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Selector } from '../src/collectives/selection.js';
-import type { Layout, SelectionRule, SelectionTable } from '../src/collectives/selection.js';
-import type { CollectiveName } from '../src/collectives/algorithms.js';
+import type { SelectionRule, SelectionTable } from '../src/collectives/selection.js';
+import type { CollectiveName, Layout } from '../src/collectives/algorithm.js';
 import { Hosts, INTERFACE } from './netns.js';
 import { planFrom, runSuite } from './ccjbench.js';
 import type { Measurement } from './ccjbench.js';

@@ -10,7 +10,7 @@
  * π0 = 1/t0, their aggregated forms f(p)·Bw_as and f(p)·π0, and the peak aggregated metrics
  * (maximum over the member counts), printed as markdown tables in the paper's style.
  */
-import type { CollectiveName } from '../src/collectives/algorithms.js';
+import type { CollectiveName } from '../src/collectives/algorithm.js';
 
 /** What the suite measures: a collective, or the point-to-point ping-pong (half round trip). */
 export type Primitive = CollectiveName | 'pingpong';

@@ -9,7 +9,8 @@ import type { Route } from '../src/engine/calls.js';
 import { MAX_GROUP_SIZE } from '../src/engine/matching.js';
 import { GroupError } from '../src/base/errors.js';
 import { checkAlgorithmName } from '../src/collectives/selection.js';
-import type { AlgorithmName, CollectiveName } from '../src/collectives/algorithms.js';
+import type { AlgorithmName } from '../src/collectives/algorithms.js';
+import type { CollectiveName } from '../src/collectives/algorithm.js';
 
 /**
  * An active, immutable group of members (CCJ's ColGroup), from {@link ColGroupMaster.getGroup},

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
-import type { CollectiveName } from '../src/collectives/algorithms.js';
+import type { CollectiveName } from '../src/collectives/algorithm.js';
 import { Selector, checkTable } from '../src/collectives/selection.js';
 import type { SelectionRule } from '../src/collectives/selection.js';
 import { fitHockney, fitLinearModel, formulaInMembers, hockneyTime, linearModelTime } from '../bench/model.js';

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { ColMember, ColGroup } from '../src/index.js';
 import { Reductions } from '../reduction/index.js';
 import type { ReductionObject } from '../reduction/index.js';
-import type { CollectiveName } from '../src/collectives/algorithms.js';
+import type { CollectiveName } from '../src/collectives/algorithm.js';
 import type { CollectiveOptions } from '../src/collectives/operations.js';
 import { algorithmName } from '../src/collectives/selection.js';
 import { DividableArray } from '../dividable/index.js';

@@ -18,7 +18,7 @@
 import { expect } from 'chai';
 import { fixture, spawnJob } from './harness.js';
 import type { SpawnedProcess } from './harness.js';
-import type { CollectiveName } from '../src/collectives/algorithms.js';
+import type { CollectiveName } from '../src/collectives/algorithm.js';
 import { EXIT_ABORTED_ELSEWHERE } from '../src/runtime/threads.js';
 
 const PROCESSES = 4;

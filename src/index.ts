@@ -19,7 +19,8 @@ export type { MasterOptions, TransportName, SerializerName, TraceListener } from
 export type { DeviceChoice, DeviceRules } from './engine/endpoints.js';
 export type { DeviceName } from '../transport/device.js';
 export type { CollectiveOptions } from './collectives/operations.js';
-export type { AlgorithmName, CollectiveName } from './collectives/algorithms.js';
+export type { AlgorithmName } from './collectives/algorithms.js';
+export type { CollectiveName } from './collectives/algorithm.js';
 export type { SelectionRule, SelectionTable } from './collectives/selection.js';
 export type { Serializer } from './serialization/serializer.js';
 export type { ClassConstructor, SerializerOptions } from './serialization/registry.js';

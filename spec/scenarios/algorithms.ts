@@ -1,7 +1,7 @@
 /** Every algorithm of the collectives named in `args.collectives`, on 1..9 members spread over the job's endpoints. */
 import type { ColGroupMaster } from '../../src/index.js';
 import { ALGORITHMS } from '../../src/collectives/algorithms.js';
-import type { CollectiveName } from '../../src/collectives/algorithms.js';
+import type { CollectiveName } from '../../src/collectives/algorithm.js';
 import { MAX_MEMBERS, PAYLOADS, exercise, type PayloadKind } from '../exercise.js';
 import { runHere, spread } from './members.js';
 

@@ -5,7 +5,7 @@
  * messages one broadcast sends, counted at each endpoint.
  */
 import type { ColGroupMaster } from '../../src/index.js';
-import type { CollectiveName } from '../../src/collectives/algorithms.js';
+import type { CollectiveName } from '../../src/collectives/algorithm.js';
 import { PAYLOADS, exercise, type PayloadKind } from '../exercise.js';
 import { COLLECTIVE_CHECKS } from '../collective-checks.js';
 import { runHere, spread } from './members.js';

@@ -5,9 +5,8 @@
  * Collectives and algorithms carry fixed wire ids (spec/wire-ids.spec.ts pins them), registered
  * here with the engine's signatures.
  */
-import type { CollectiveContext } from './context.js';
+import type { AlgorithmsOf, CollectiveName } from './algorithm.js';
 import { registerOperations } from '../engine/signature.js';
-import type { ReductionObject } from '../../reduction/reduction-object.js';
 import { barrierAlgorithms } from './barrier/index.js';
 import { broadcastAlgorithms } from './broadcast/index.js';
 import { reduceAlgorithms } from './reduce/index.js';
@@ -18,43 +17,6 @@ import { allGatherAlgorithms } from './allgather/index.js';
 import { allToAllAlgorithms } from './alltoall/index.js';
 import { reduceScatterAlgorithms } from './reducescatter/index.js';
 import { scanAlgorithms } from './scan/index.js';
-
-/** What an algorithm of each collective is called with. */
-export interface AlgorithmSignatures {
-  barrier: (context: CollectiveContext) => Promise<void>;
-  /** Returns the value at the root, the received copy elsewhere. */
-  broadcast: <T>(context: CollectiveContext, value: T, root: number) => Promise<T>;
-  /** Returns the reduction at the root, null elsewhere. */
-  reduce: <T>(context: CollectiveContext, value: T, op: ReductionObject<T>, root: number) => Promise<T | null>;
-  allReduce: <T>(context: CollectiveContext, value: T, op: ReductionObject<T>) => Promise<T>;
-  /** `elements` (by rank) at the root, null elsewhere; returns this rank's element. */
-  scatter: <E>(context: CollectiveContext, elements: readonly E[] | null, root: number) => Promise<E>;
-  /** Returns every rank's element, by rank, at the root; null elsewhere. */
-  gather: <E>(context: CollectiveContext, element: E, root: number) => Promise<E[] | null>;
-  /** Returns every rank's element, by rank. */
-  allGather: <E>(context: CollectiveContext, element: E) => Promise<E[]>;
-  /** `outgoing[j]` goes to rank j; returns what each rank sent here, by rank. */
-  allToAll: <E>(context: CollectiveContext, outgoing: readonly E[]) => Promise<E[]>;
-  /** `elements[j]` is this member's contribution to rank j's result; returns this rank's reduction. */
-  reduceScatter: <E>(context: CollectiveContext, elements: readonly E[], op: ReductionObject<E>) => Promise<E>;
-  /** Inclusive prefix in rank order. */
-  scan: <T>(context: CollectiveContext, value: T, op: ReductionObject<T>) => Promise<T>;
-}
-
-/** The collectives: `barrier`, `broadcast`, `reduce`, `allReduce`, `scatter`, `gather`, `allGather`, `allToAll`, `reduceScatter`, `scan`. */
-export type CollectiveName = keyof AlgorithmSignatures;
-
-export interface Algorithm<C extends CollectiveName> {
-  /** Names the algorithm on the wire (below its collective's id in a signature's operation code): never change or reuse one. */
-  readonly id: number;
-  readonly run: AlgorithmSignatures[C];
-  /** Combines operands in rank order, so it may run a non-commutative reduction. */
-  readonly keepsRankOrder: boolean;
-  /** Runs in two levels, within hosts and among one leader per host (hierarchy.ts); never chosen for a level itself. */
-  readonly hierarchical?: boolean;
-}
-
-export type AlgorithmsOf<C extends CollectiveName> = Readonly<Record<string, Algorithm<C>>>;
 
 /** The tables as written, their algorithm names kept as literal types (AlgorithmName). */
 const TABLES = {

@@ -11,10 +11,9 @@ import { FLAG_COLLECTIVE } from '../../transport/frame.js';
 import { SendMode } from '../engine/calls.js';
 import { Delivery, EncodedValue, MemberReceive, decodeValue, encodeValue, messageFrame } from '../engine/messages.js';
 import type { Signature } from '../engine/signature.js';
-import type { CollectiveName } from './algorithms.js';
+import type { CollectiveName, Layout, Selection } from './algorithm.js';
 import type { Endpoint } from './endpoint.js';
 import type { CollectiveCaller, CollectiveGroup } from './participants.js';
-import type { Layout, Selection } from './selection.js';
 
 /** What the levels of a hierarchical call key their choice of algorithm on. */
 export interface LevelShape {

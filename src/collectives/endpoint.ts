@@ -6,8 +6,7 @@
  */
 import type { Engine } from '../engine/engine.js';
 import type { Serializer } from '../serialization/serializer.js';
-import type { CollectiveName } from './algorithms.js';
-import type { Selection, Selector } from './selection.js';
+import type { AlgorithmChooser, CollectiveName, Selection } from './algorithm.js';
 
 /** A collective call, as its event on the timeline describes it. */
 export interface TracedCollective {
@@ -35,7 +34,7 @@ export interface Endpoint {
   readonly engine: Engine;
   readonly serializer: Serializer;
   /** Chooses each collective call's algorithm. */
-  readonly selector: Selector;
+  readonly selector: AlgorithmChooser;
   /** The timeline this endpoint writes (CCJS_TRACE_FILE), if any. */
   readonly traceFile: CollectiveRecorder | undefined;
 }

@@ -11,7 +11,7 @@
  */
 import type { CollectiveContext } from './context.js';
 import type { CollectiveGroup } from './participants.js';
-import type { Layout } from './selection.js';
+import type { Layout } from './algorithm.js';
 
 /** Where a group's ranks are, computed once per group (groups are immutable). */
 export interface Topology {

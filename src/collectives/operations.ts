@@ -9,8 +9,8 @@ import type { ReductionLike, ReductionObject } from '../../reduction/reduction-o
 import { checkDividable, isDividable } from '../../dividable/dividable-data.js';
 import type { DividableData } from '../../dividable/dividable-data.js';
 import { CollectiveContext } from './context.js';
-import type { Selection } from './selection.js';
-import type { AlgorithmName, CollectiveName } from './algorithms.js';
+import type { CollectiveName, Selection } from './algorithm.js';
+import type { AlgorithmName } from './algorithms.js';
 import type { CollectiveGroup, CollectiveMember } from './participants.js';
 import { messageBytes } from './message-size.js';
 import { topologyOf } from './hierarchy.js';

@@ -3,7 +3,7 @@
  * The API's ColGroup and MemberCore satisfy these; the collectives never reach up to the API.
  */
 import type { CallOwner, Route } from '../engine/calls.js';
-import type { CollectiveName } from './algorithms.js';
+import type { CollectiveName } from './algorithm.js';
 import type { Endpoint } from './endpoint.js';
 
 /** An active group (ColGroup), as far as its collective calls need it. */

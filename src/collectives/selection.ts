@@ -8,7 +8,8 @@
  * flat algorithms from the same table (selectLevel). Choosing costs a few comparisons per call.
  */
 import { ALGORITHMS, COLLECTIVES } from './algorithms.js';
-import type { Algorithm, AlgorithmName, AlgorithmsOf, CollectiveName } from './algorithms.js';
+import type { AlgorithmName } from './algorithms.js';
+import type { Algorithm, AlgorithmChooser, AlgorithmsOf, CallShape, CollectiveName, Layout, Selection } from './algorithm.js';
 import { DEFAULT_TABLE } from './default-table.js';
 import { CollectiveMismatchError, ConfigError } from '../base/errors.js';
 
@@ -43,32 +44,6 @@ export function keysOnTopology(rule: SelectionRule): boolean {
 
 /** Rules per collective (the config file's `collectives`); the first rule that fits a call wins. */
 export type SelectionTable = { readonly [C in CollectiveName]?: readonly SelectionRule[] };
-
-export interface Selection<C extends CollectiveName> {
-  readonly name: string;
-  readonly algorithm: Algorithm<C>;
-  /** Why the algorithm asked for or in the table was not taken, when it was not (for CCJS_TRACE). */
-  readonly refused?: string;
-}
-
-/** Where a group's members are: every member knows it, so every member makes the same choice. */
-export interface Layout {
-  readonly hosts: number;
-  /** Members on the most populated host. */
-  readonly perHost: number;
-}
-
-/** What a call says about itself when it asks for an algorithm. */
-export interface CallShape {
-  /** Bytes per member; undefined when this member cannot know them (then rules bounded by size do not fit). */
-  readonly bytes: number | undefined;
-  readonly members: number;
-  readonly commutative: boolean;
-  /** Per-call or per-group choice, already merged (per-call wins). */
-  readonly requested: string | undefined;
-  /** Where the members are (absent: all on one host). */
-  readonly layout?: Layout;
-}
 
 /** `collective`'s algorithm called `name`, if it has one. */
 function findAlgorithm<C extends CollectiveName>(collective: C, name: string): Algorithm<C> | undefined {
@@ -132,7 +107,8 @@ export function parseForcedAlgorithms(text: string | undefined): Partial<Record<
   return forced;
 }
 
-export class Selector {
+/** The decision rules: the algorithm of each call, from the call, the group's setting, CCJS_ALGORITHMS and the table (README, "Algorithms and their selection"). */
+export class Selector implements AlgorithmChooser {
   private readonly table: SelectionTable;
 
   constructor(

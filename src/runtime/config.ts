@@ -9,7 +9,7 @@ import { ConfigError } from '../base/errors.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { checkTable, parseForcedAlgorithms } from '../collectives/selection.js';
 import type { SelectionTable } from '../collectives/selection.js';
-import type { CollectiveName } from '../collectives/algorithms.js';
+import type { CollectiveName } from '../collectives/algorithm.js';
 import { RELATIONS } from '../engine/endpoints.js';
 import type { DeviceChoice, DeviceRules } from '../engine/endpoints.js';
 

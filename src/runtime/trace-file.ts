@@ -23,8 +23,7 @@ import { ANY_SOURCE } from '../engine/calls.js';
 import type { CallOwner, Route } from '../engine/calls.js';
 import type { Frame } from '../../transport/frame.js';
 import type { Serializer } from '../serialization/serializer.js';
-import type { AlgorithmSignatures, CollectiveName } from '../collectives/algorithms.js';
-import type { Selection } from '../collectives/selection.js';
+import type { AlgorithmSignatures, CollectiveName, Selection } from '../collectives/algorithm.js';
 import type { TracedCollective } from '../collectives/endpoint.js';
 
 /** The endpoint that writes a part, as its tracks are named. */

@@ -1,5 +1,5 @@
 /** The allGather algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { allGatherGatherBroadcast } from './gather-broadcast.js';
 import { allGatherFlatNonblocking } from './flat-nonblocking.js';
 import { allGatherRecursiveDoubling } from './recursive-doubling.js';

@@ -1,5 +1,5 @@
 /** The allReduce algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { allReduceReduceBroadcast } from './reduce-broadcast.js';
 import { allReduceFlatNonBlocking } from './flat-nonblocking.js';
 import { allReduceBinomial } from './binomial.js';

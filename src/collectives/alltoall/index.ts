@@ -1,5 +1,5 @@
 /** The allToAll algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { allToAllFlat } from './flat.js';
 import { allToAllFlatBlocking } from './flat-blocking.js';
 import { allToAllFlatNonblocking } from './flat-nonblocking.js';

@@ -1,5 +1,5 @@
 /** The barrier algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { barrierDissemination } from './dissemination.js';
 import { barrierGatherBroadcast } from './gather-broadcast.js';
 import { barrierGatherBroadcastFlatFourAry } from './gather-broadcast-flat-fourary.js';

@@ -1,5 +1,5 @@
 /** The broadcast algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { broadcastBinomial } from './binomial.js';
 import { broadcastFlatBlocking } from './flat-blocking.js';
 import { broadcastFlatNonblocking } from './flat-nonblocking.js';

@@ -1,5 +1,5 @@
 /** The gather algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { gatherBinomial } from './binomial.js';
 import { gatherFlatBlocking } from './flat-blocking.js';
 import { gatherFlatNonblocking } from './flat-nonblocking.js';

@@ -1,5 +1,5 @@
 /** The reduce algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { reduceBinomial } from './binomial.js';
 import { reduceFlatBlocking } from './flat-blocking.js';
 import { reduceFlatNonBlocking } from './flat-nonblocking.js';

@@ -1,5 +1,5 @@
 /** The reduceScatter algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { reduceScatterReduceScatter } from './reduce-scatter.js';
 import { reduceScatterBdeBlocking } from './bde-blocking.js';
 import { reduceScatterBdeNonBlocking } from './bde-nonblocking.js';

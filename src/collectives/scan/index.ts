@@ -1,5 +1,5 @@
 /** The scan algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { scanLinear } from './linear.js';
 import { scanFlatNonBlocking } from './flat-nonblocking.js';
 import { scanRecursiveDoubling } from './recursive-doubling.js';

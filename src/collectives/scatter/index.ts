@@ -1,5 +1,5 @@
 /** The scatter algorithms by name, with their wire ids (one file each in this folder). */
-import type { AlgorithmsOf } from '../algorithms.js';
+import type { AlgorithmsOf } from '../algorithm.js';
 import { scatterBinomial } from './binomial.js';
 import { scatterFlatBlocking } from './flat-blocking.js';
 import { scatterFlatNonblocking } from './flat-nonblocking.js';
