@@ -15,7 +15,7 @@ import type { ShmStats } from './stats.js';
 const SAFETY_MS = 10;
 
 /** This endpoint and one peer: the ring it writes into, and the one it reads from. */
-export interface Link {
+export interface RingLink {
   readonly peer: number;
   /** The peer's process id, for peers in other processes (checked for life). */
   readonly pid: number | undefined;
@@ -25,7 +25,7 @@ export interface Link {
 
 export class Poller {
   /** The links polled, by rank. */
-  private active: Link[] = [];
+  private active: RingLink[] = [];
   /** The doorbells this endpoint sleeps on (one for its sibling threads, one for other processes). */
   private readonly bells: Bell[] = [];
   private running = false;
@@ -47,7 +47,7 @@ export class Poller {
   }
 
   /** Starts polling `links` (the device is connected) and goes to sleep. */
-  start(links: Link[]): void {
+  start(links: RingLink[]): void {
     this.active = links;
     this.running = true;
     this.arm();
@@ -66,7 +66,7 @@ export class Poller {
       if (this.armed) this.disarm();
       let moved = 0;
       for (let i = 0; i < this.active.length; i += 1) {
-        const link = this.active[i] as Link;
+        const link = this.active[i] as RingLink;
         moved += link.receiver.progress();
         moved += link.sender.progress();
       }

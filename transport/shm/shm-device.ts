@@ -26,7 +26,7 @@ import { SEGMENT, threadBellIndex, threadRingOffset } from './layout.js';
 import type { ThreadMemory } from './layout.js';
 import type { ShmNative } from './native.js';
 import { Poller } from './polling.js';
-import type { Link } from './polling.js';
+import type { RingLink } from './polling.js';
 import { Ring } from './ring.js';
 import { OwnSegment, PeerSegment, bellPath, processGone, removeStaleSegments, segmentName } from './segments.js';
 import { RingSender } from './sending.js';
@@ -94,7 +94,7 @@ export class ShmDevice implements Device, PollingDevice {
   readonly address: ShmAddress;
   readonly stats: ShmStats = { ringFull: 0, queuedBytes: 0, queuedHighWater: 0, singleCopies: 0, helpedChunks: 0, lateSenders: 0, safetyWakes: 0, readIntoBuffers: 0 };
   private host: DeviceHost | undefined;
-  private readonly links: (Link | undefined)[] = [];
+  private readonly links: (RingLink | undefined)[] = [];
   private readonly poller = new Poller(this.stats);
   /** Our ends of the doorbells of peers in other processes, by rank. */
   private readonly peerBells: (PeerBell | undefined)[] = [];
@@ -120,7 +120,7 @@ export class ShmDevice implements Device, PollingDevice {
     const strangers = others.filter((peer) => peer.address.processRank !== this.options.processRank);
     if (siblings.length > 0) this.connectThreads(siblings);
     if (strangers.length > 0) await this.connectProcesses(strangers);
-    this.poller.start(this.links.filter((link): link is Link => link !== undefined));
+    this.poller.start(this.links.filter((link): link is RingLink => link !== undefined));
   }
 
   private connectThreads(siblings: readonly ShmPeer[]): void {
@@ -184,7 +184,7 @@ export class ShmDevice implements Device, PollingDevice {
       await own.allMapped(deadline, this.options.rank, this.options.timeoutMs);
       // Every sender has said where its probe word is: may we read their memory?
       for (const { rank, address } of strangers) {
-        const incoming = (this.links[rank] as Link).receiver.ring;
+        const incoming = (this.links[rank] as RingLink).receiver.ring;
         const probe = incoming.probe;
         incoming.decideSingleCopy(this.options.singleCopy && probe !== undefined && native.canRead(address.pid, probe));
       }
@@ -195,7 +195,7 @@ export class ShmDevice implements Device, PollingDevice {
     this.lifeCheck.unref();
   }
 
-  private link(parts: LinkParts): Link {
+  private link(parts: LinkParts): RingLink {
     const { peer, wake, fetchFrom } = parts;
     const shared = { native: this.options.native, copy: this.copy, stats: this.stats };
     const sender = new RingSender({ ...shared, peer, ring: parts.outgoing, wake, singleCopy: parts.singleCopy, peerProcess: fetchFrom, spins: () => this.host?.spins?.() === true });
