@@ -72,19 +72,25 @@ async function main(): Promise<void> {
   const here: Build = { label: 'this', root: ROOT, samples: {} };
   const other: Build = { label: 'other', root: path.resolve(otherRoot), samples: {} };
   const progress = new Progress(`builds ${bench}`, rounds * 2);
+  let text = '';
   for (let round = 1; round <= rounds; round += 1) {
     for (const build of round % 2 === 1 ? [here, other] : [other, here]) {
       await measure(build, bench, args);
       progress.tick(`round ${round}: ${build.label}`);
     }
+    // Written after every round, so that a run cut short still leaves its complete rounds.
+    text = table(here, other, bench, round);
+    write(bench, here, other, text);
   }
   progress.finish();
-  const text = table(here, other, bench, rounds);
+  process.stdout.write(`\n${text}`);
+}
+
+function write(bench: string, here: Build, other: Build, text: string): void {
   const results = path.join(ROOT, 'bench', 'results');
   fs.mkdirSync(results, { recursive: true });
   fs.writeFileSync(path.join(results, `builds-${bench}.md`), text);
   fs.writeFileSync(path.join(results, `builds-${bench}.json`), `${JSON.stringify({ this: here.samples, other: { root: other.root, samples: other.samples } }, null, 1)}\n`);
-  process.stdout.write(`\n${text}`);
 }
 
 await main();
