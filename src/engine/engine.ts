@@ -502,7 +502,7 @@ export class Engine implements DeviceHost {
     const link = this.links[peer];
     if (link === undefined || link.failure !== undefined) return undefined;
     if (frame.type === FrameType.Data) return link.awaitingData.get(frame.id)?.destinationFor(format, bytes);
-    if (frame.type !== FrameType.Eager || (frame.flags & FLAG_COLLECTIVE) !== 0 || this.routes.get(frame.context)?.failure !== undefined) return undefined;
+    if (frame.type !== FrameType.Eager || !this.mayReceiveInto(frame) || this.routes.get(frame.context)?.failure !== undefined) return undefined;
     return this.mailboxesByContext.get(frame.context)?.[frame.destination]?.receiveFor(frame)?.destinationFor(format, bytes);
   }
 
