@@ -195,3 +195,13 @@ export function printed(spawned: SpawnedProcess, text: string): Promise<void> {
     else spawned.child.stdout?.on('data', () => spawned.stdout.includes(text) && resolve());
   });
 }
+
+/** This process's environment without any launcher's variables (so that a job started from a test finds only its own launcher). */
+export function environmentWithoutLaunchers(): Record<string, string> {
+  const launcherVariable = /^(CCJS_|OMPI_|PMIX_|PMI_|MPI_LOCAL|SLURM_)|^(RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)$/;
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && !launcherVariable.test(entry[0]),
+    ),
+  );
+}

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError } from '../src/base/errors.js';
+import { environmentWithoutLaunchers } from './harness.js';
 import { detectLaunch, expandNodeList, type LaunchInfo, type LauncherName } from '../src/runtime/launch.js';
 
 type Environment = Record<string, string>;
@@ -470,14 +471,6 @@ function coordinatorOf(info: LaunchInfo | undefined): { host: string; port: numb
 }
 
 /** This process's environment minus anything a launcher set, so children see only what the test gives. */
-function environmentWithoutLaunchers(): Environment {
-  const launcherVariable = /^(CCJS_|OMPI_|PMIX_|PMI_|MPI_LOCAL|SLURM_)|^(RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)$/;
-  return Object.fromEntries(
-    Object.entries(process.env).filter(
-      (entry): entry is [string, string] => entry[1] !== undefined && !launcherVariable.test(entry[0]),
-    ),
-  );
-}
 
 function isRunning(pid: number): boolean {
   try {

@@ -207,7 +207,7 @@ export class Engine implements DeviceHost {
     const peer = route.endpoints[frame.destination] as number;
     const link = this.links[peer];
     if (link === undefined) return rejected(new TransportError(`${operation}: no device connects endpoint ${this.rank} to endpoint ${peer}`));
-    const failure = this.losses.failureFor(route, frame.destination);
+    const failure = this.losses.failureFor(route, frame.destination, frame.source);
     if (failure) return rejected(callFailure(failure, `${operation} to rank ${frame.destination} of group '${route.name}'`));
     link.messagesSent += 1;
     link.bytesSent += frame.size;
@@ -346,7 +346,7 @@ export class Engine implements DeviceHost {
   post(receive: Receive): void {
     // A broken group's calls fail at once, even those whose message is already here.
     if (receive.route.failure !== undefined) {
-      receive.fail(callFailure(this.losses.failureFor(receive.route, receive.source) as Error, receive.describe()));
+      receive.fail(callFailure(this.losses.failureFor(receive.route, receive.source, receive.destination) as Error, receive.describe()));
       return;
     }
     const mailbox = receive.route.mailboxes[receive.destination] ?? this.mailbox(receive.route.context, receive.destination);
@@ -361,7 +361,7 @@ export class Engine implements DeviceHost {
       this.matched(link, frame, receive, this.unqueued(link, frame));
       return;
     }
-    const failure = this.losses.failureFor(receive.route, receive.source);
+    const failure = this.losses.failureFor(receive.route, receive.source, receive.destination);
     if (failure !== undefined) {
       mailbox.remove(receive);
       receive.fail(callFailure(failure, receive.describe()));
@@ -376,7 +376,7 @@ export class Engine implements DeviceHost {
     const probe = new Probe(route, owner, destination, source, tag);
     const frame = route.failure === undefined ? mailbox.peek(source, probe) : undefined;
     if (frame !== undefined) return Promise.resolve({ source: frame.source, tag: frame.tag, bytes: frame.size });
-    const failure = this.losses.failureFor(route, source);
+    const failure = this.losses.failureFor(route, source, destination);
     if (failure !== undefined) return rejected(callFailure(failure, probe.describe()));
     mailbox.addProbe(probe);
     this.calls.track(probe);
@@ -394,7 +394,7 @@ export class Engine implements DeviceHost {
     const frame = mailbox.peekAlgorithm(tag);
     if (frame !== undefined) return Promise.resolve(frame.operation);
     const probe = new AlgorithmProbe(route, operation, owner, destination, tag);
-    const failure = this.losses.failureFor(route, ANY_SOURCE);
+    const failure = this.losses.failureFor(route, ANY_SOURCE, destination);
     if (failure !== undefined) return rejected(callFailure(failure, probe.describe()));
     mailbox.addAlgorithmProbe(probe);
     this.calls.track(probe);

@@ -7,7 +7,7 @@
  */
 import { goodbye } from '../../transport/frame.js';
 import type { Frame } from '../../transport/frame.js';
-import { ANY_SOURCE, AlgorithmProbe, Probe, Receive, SendCall } from './calls.js';
+import { ANY_SOURCE, AlgorithmProbe, MailboxCall, Probe, Receive, SendCall } from './calls.js';
 import type { PendingCall, Route } from './calls.js';
 import type { Link } from './link.js';
 import type { PendingCalls } from './pending-calls.js';
@@ -102,7 +102,7 @@ export class Losses {
     const broken = [...this.routes.values()].filter((route) => route.failure === undefined && fallen.some((lost) => route.endpoints.includes(lost.peer)));
     for (const route of broken) route.failure = error;
     for (const call of this.calls.list()) {
-      const failure = this.failureFor(call.route, call.peerRank);
+      const failure = this.failureOf(call);
       if (failure === undefined) continue;
       this.failPending(call, failure);
       // An algorithm that failed on one of its receives never awaits the others it had posted.
@@ -142,27 +142,50 @@ export class Losses {
   /**
    * The failure a call on `route` with `source` (a rank or ANY_SOURCE) meets, if any: its broken
    * group's (but a call to an endpoint of the lost process names that endpoint), else its peer's.
+   * A wildcard call of member `receiver` fails only once no other member could still send to it:
+   * each has closed (finished normally) or is gone; while one is left, what it sends may come.
    */
-  failureFor(route: Route, source: number): Error | undefined {
+  failureFor(route: Route, source: number, receiver: number): Error | undefined {
     const broken = route.failure;
     if (source !== ANY_SOURCE) {
       const direct = this.gone(this.links[route.endpoints[source] as number]);
       if (broken === undefined) return direct;
       return direct instanceof PeerLostError && broken instanceof PeerLostError && direct.processRank === broken.processRank ? direct : broken;
     }
-    if (broken !== undefined) return broken;
-    for (const endpoint of route.endpoints) {
-      const failure = this.gone(this.links[endpoint]);
-      if (failure !== undefined) return failure;
+    return broken ?? this.noSenderLeft(route, receiver);
+  }
+
+  /** failureFor a pending call. */
+  failureOf(call: PendingCall): Error | undefined {
+    return this.failureFor(call.route, call.peerRank, call instanceof MailboxCall ? call.destination : ANY_SOURCE);
+  }
+
+  /**
+   * Why no member of `route` but `receiver` is left to send, when none is (a group of one keeps
+   * its member, which may send to itself; members of this endpoint are here while it is).
+   */
+  private noSenderLeft(route: Route, receiver: number): Error | undefined {
+    const gone: PeerLostError[] = [];
+    for (let rank = 0; rank < route.endpoints.length; rank += 1) {
+      if (rank === receiver) continue;
+      const failure = this.gone(this.links[route.endpoints[rank] as number]);
+      if (!(failure instanceof PeerLostError)) return failure;
+      gone.push(failure);
     }
-    return undefined;
+    const last = gone.at(-1);
+    if (last === undefined) return undefined;
+    const reasons = gone.map((failure) => failure.message).join('; ');
+    return new PeerLostError(`no other member of the group is left to send (${reasons})`, last.processRank, { endpointRank: last.endpointRank });
   }
 
   /** `link`'s peer closed (or this endpoint did): calls that need it fail; its groups stay whole. */
   private markClosed(link: Link, error: PeerLostError): void {
     link.goodbye = true;
     link.failure = error;
-    for (const call of this.calls.list()) if (this.needs(call, link.peer)) this.failPending(call, error);
+    for (const call of this.calls.list()) {
+      const failure = call instanceof SendCall ? (call.peer === link.peer ? error : undefined) : this.failureOf(call);
+      if (failure !== undefined) this.failPending(call, failure);
+    }
     this.release(link);
   }
 
@@ -172,13 +195,6 @@ export class Losses {
     const loss = new PeerLostError(`${this.names.labelOf(peer)} was lost (as ${this.names.labelOf(reporter)} said when it closed)`, this.names.processOf(peer), { endpointRank: peer });
     this.markLost(peer, loss);
     this.host.peerLost(peer, loss);
-  }
-
-  private needs(call: PendingCall, peer: number): boolean {
-    if (call instanceof SendCall) return call.peer === peer;
-    const source = call.peerRank;
-    const endpoints = call.route.endpoints;
-    return source === ANY_SOURCE ? endpoints.includes(peer) : endpoints[source] === peer;
   }
 
   private failPending(call: PendingCall, failure: Error): void {
