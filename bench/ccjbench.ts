@@ -27,7 +27,7 @@ import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import { algorithmName } from '../src/collectives/selection.js';
 import type { Layout } from '../src/collectives/algorithm.js';
 import { parseHostList } from '../src/cli/hosts.js';
-import { messageBytes } from '../src/collectives/message-size.js';
+import { estimatedBytes } from '../src/collectives/message-size.js';
 import { Reductions } from '../reduction/index.js';
 import type { Located, ReductionObject } from '../reduction/index.js';
 import { DividableArray } from '../dividable/dividable-array.js';
@@ -232,7 +232,7 @@ const CALLS: { readonly [P in Primitive]: (setup: CallSetup) => PreparedCall } =
             await member.receive(group, 1);
           }
         : async () => send(group, await member.receive(group, 0), 0);
-    return { selectionBytes: messageBytes(data), divisor: 2, run };
+    return { selectionBytes: estimatedBytes(data), divisor: 2, run };
   },
   barrier: ({ member, group, algorithm }) => {
     const options = { algorithm: algorithmName('barrier', algorithm, '--algorithms') };
@@ -240,36 +240,36 @@ const CALLS: { readonly [P in Primitive]: (setup: CallSetup) => PreparedCall } =
   },
   broadcast: ({ member, group, data, algorithm }) => {
     const options = { algorithm: algorithmName('broadcast', algorithm, '--algorithms') };
-    return { selectionBytes: messageBytes(data), divisor: 1, run: () => member.broadcast(group, data, 0, options) };
+    return { selectionBytes: estimatedBytes(data), divisor: 1, run: () => member.broadcast(group, data, 0, options) };
   },
   reduce: ({ member, group, data, op, algorithm }) => {
     const options = { algorithm: algorithmName('reduce', algorithm, '--algorithms') };
-    return { selectionBytes: messageBytes(data), divisor: 1, run: () => member.reduce(group, data, op, 0, options) };
+    return { selectionBytes: estimatedBytes(data), divisor: 1, run: () => member.reduce(group, data, op, 0, options) };
   },
   allReduce: ({ member, group, data, op, algorithm }) => {
     const options = { algorithm: algorithmName('allReduce', algorithm, '--algorithms') };
-    return { selectionBytes: messageBytes(data), divisor: 1, run: () => member.allReduce(group, data, op, options) };
+    return { selectionBytes: estimatedBytes(data), divisor: 1, run: () => member.allReduce(group, data, op, options) };
   },
   scan: ({ member, group, data, op, algorithm }) => {
     const options = { algorithm: algorithmName('scan', algorithm, '--algorithms') };
-    return { selectionBytes: messageBytes(data), divisor: 1, run: () => member.scan(group, data, op, options) };
+    return { selectionBytes: estimatedBytes(data), divisor: 1, run: () => member.scan(group, data, op, options) };
   },
   scatter: ({ member, group, rank, data, algorithm }) => {
     const whole = new DividableArray(data);
     const options = { algorithm: algorithmName('scatter', algorithm, '--algorithms') };
-    return { selectionBytes: messageBytes(whole.elementAt(rank, group.size())), divisor: 1, run: () => member.scatter(group, whole, 0, options) };
+    return { selectionBytes: estimatedBytes(whole.elementAt(rank, group.size())), divisor: 1, run: () => member.scatter(group, whole, 0, options) };
   },
   gather: ({ member, group, rank, data, algorithm }) => {
     const block = new DividableArray(data).elementAt(rank, group.size());
     const result = rank === 0 ? new DividableArray(emptyLike(data)) : null;
     const options = { algorithm: algorithmName('gather', algorithm, '--algorithms') };
-    return { selectionBytes: messageBytes(block), divisor: 1, run: () => member.gather(group, result, block, 0, options) };
+    return { selectionBytes: estimatedBytes(block), divisor: 1, run: () => member.gather(group, result, block, 0, options) };
   },
   allGather: ({ member, group, rank, data, algorithm }) => {
     const block = new DividableArray(data).elementAt(rank, group.size());
     const result = new DividableArray(emptyLike(data));
     const options = { algorithm: algorithmName('allGather', algorithm, '--algorithms') };
-    return { selectionBytes: messageBytes(block), divisor: 1, run: () => member.allGather(group, result, block, options) };
+    return { selectionBytes: estimatedBytes(block), divisor: 1, run: () => member.allGather(group, result, block, options) };
   },
   allToAll: ({ member, group, rank, data, algorithm }) => {
     const send = new DividableArray(data);
@@ -277,13 +277,13 @@ const CALLS: { readonly [P in Primitive]: (setup: CallSetup) => PreparedCall } =
     // Every sender's block `rank` is as long as this member's own block; the result holds one per sender.
     const result = new DividableArray(emptyLike(data, mine.length * group.size()));
     const options = { algorithm: algorithmName('allToAll', algorithm, '--algorithms') };
-    return { selectionBytes: messageBytes(mine), divisor: 1, run: () => member.allToAll(group, send, result, options) };
+    return { selectionBytes: estimatedBytes(mine), divisor: 1, run: () => member.allToAll(group, send, result, options) };
   },
   reduceScatter: ({ member, group, data, op, algorithm }) => {
     const whole = new DividableArray(data);
     const blocks = Array.from({ length: group.size() }, (_, index) => whole.elementAt(index, group.size()));
     const options = { algorithm: algorithmName('reduceScatter', algorithm, '--algorithms') };
-    return { selectionBytes: messageBytes(blocks), divisor: 1, run: () => member.reduceScatter(group, whole, op, options) };
+    return { selectionBytes: estimatedBytes(blocks), divisor: 1, run: () => member.reduceScatter(group, whole, op, options) };
   },
 };
 

@@ -74,7 +74,7 @@ export function levelsOf(context: CollectiveContext, root = -1): Levels {
 }
 
 /** The group's elements by rank, from one bundle per host (each in its host's rank order). */
-export function byRank<E>(bundles: readonly (readonly E[])[], ranksOn: readonly (readonly number[])[]): E[] {
+export function unbundle<E>(bundles: readonly (readonly E[])[], ranksOn: readonly (readonly number[])[]): E[] {
   const elements = new Array<E>(ranksOn.reduce((count, ranks) => count + ranks.length, 0));
   bundles.forEach((bundle, host) => bundle.forEach((element, index) => (elements[(ranksOn[host] as readonly number[])[index] as number] = element)));
   return elements;

@@ -3,7 +3,7 @@
  * values by their bytes, strings by their length, objects by their binary and string fields
  * one level deep (enough for the usual "header plus payload array" objects), anything else 0.
  */
-export function messageBytes(value: unknown): number {
+export function estimatedBytes(value: unknown): number {
   const direct = directBytes(value);
   if (direct !== undefined) return direct;
   if (Array.isArray(value)) return value.reduce((total: number, element) => total + (directBytes(element) ?? 0), 0);

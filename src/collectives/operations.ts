@@ -12,7 +12,7 @@ import { CollectiveContext } from './context.js';
 import type { CollectiveName, Selection } from './algorithm.js';
 import type { AlgorithmName } from './algorithms.js';
 import type { CollectiveGroup, CollectiveMember } from './participants.js';
-import { messageBytes } from './message-size.js';
+import { estimatedBytes } from './message-size.js';
 import { topologyOf } from './hierarchy.js';
 
 /** Per-call choices of collective `C`: `{ algorithm: 'mst' }` runs that algorithm whatever the tables say. */
@@ -117,7 +117,7 @@ export function barrier<G extends CollectiveGroup>(member: CollectiveMember<G>, 
  */
 export async function broadcast<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, root: number, options?: CollectiveOptions): Promise<T> {
   group.checkRank(root, 'broadcast root');
-  return perform(member, group, 'broadcast', root, { bytes: messageBytes(value), options }, async ({ context, selection }) => {
+  return perform(member, group, 'broadcast', root, { bytes: estimatedBytes(value), options }, async ({ context, selection }) => {
     const result = await selection.algorithm.run(context, value, root);
     return context.rank === root ? value : result;
   });
@@ -126,7 +126,7 @@ export async function broadcast<G extends CollectiveGroup, T>(member: Collective
 export async function reduce<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions): Promise<T | null> {
   const op = toReductionObject(opLike, 'reduce');
   group.checkRank(root, 'reduce root');
-  return perform(member, group, 'reduce', root, { bytes: messageBytes(value), op, options }, async ({ context, selection }) => {
+  return perform(member, group, 'reduce', root, { bytes: estimatedBytes(value), op, options }, async ({ context, selection }) => {
     const result = await selection.algorithm.run(context, value, op, root);
     return context.rank === root ? result : null;
   });
@@ -134,7 +134,7 @@ export async function reduce<G extends CollectiveGroup, T>(member: CollectiveMem
 
 export async function allReduce<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
   const op = toReductionObject(opLike, 'allReduce');
-  return perform(member, group, 'allReduce', -1, { bytes: messageBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
+  return perform(member, group, 'allReduce', -1, { bytes: estimatedBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
 }
 
 export async function scatter<G extends CollectiveGroup, E>(member: CollectiveMember<G>, group: G, rootObject: DividableData<E> | null, root: number, options?: CollectiveOptions): Promise<E> {
@@ -144,14 +144,14 @@ export async function scatter<G extends CollectiveGroup, E>(member: CollectiveMe
   const elements = rank === root ? elementsOf(rootObject as DividableData<E>, group.size()) : null;
   // Every member keys on its own block of the object it passes (the root's, or a placeholder).
   const ownBlock = elements ? elements[rank] : isDividable(rootObject) ? rootObject.elementAt(rank, group.size()) : undefined;
-  return perform(member, group, 'scatter', root, { bytes: messageBytes(ownBlock), options }, ({ context, selection }) => selection.algorithm.run(context, elements, root));
+  return perform(member, group, 'scatter', root, { bytes: estimatedBytes(ownBlock), options }, ({ context, selection }) => selection.algorithm.run(context, elements, root));
 }
 
 export async function gather<G extends CollectiveGroup, D extends DividableData>(member: CollectiveMember<G>, group: G, rootObject: D | null, data: unknown, root: number, options?: CollectiveOptions): Promise<D | null> {
   group.checkRank(root, 'gather root');
   const isRoot = member.rankIn(group, 'gather') === root;
   if (isRoot) checkDividable(rootObject, 'gather: the root object');
-  const elements = await perform(member, group, 'gather', root, { bytes: messageBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data, root));
+  const elements = await perform(member, group, 'gather', root, { bytes: estimatedBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data, root));
   if (!isRoot) return null;
   storeElements(rootObject as D, elements as unknown[]);
   return rootObject;
@@ -159,7 +159,7 @@ export async function gather<G extends CollectiveGroup, D extends DividableData>
 
 export async function allGather<G extends CollectiveGroup, D extends DividableData>(member: CollectiveMember<G>, group: G, resultObject: D, data: unknown, options?: CollectiveOptions): Promise<D> {
   checkDividable(resultObject, 'allGather: the result object');
-  storeElements(resultObject, await perform(member, group, 'allGather', -1, { bytes: messageBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data)));
+  storeElements(resultObject, await perform(member, group, 'allGather', -1, { bytes: estimatedBytes(data), options }, ({ context, selection }) => selection.algorithm.run(context, data)));
   return resultObject;
 }
 
@@ -167,7 +167,7 @@ export async function allToAll<G extends CollectiveGroup, D extends DividableDat
   checkDividable(sendObject, 'allToAll: the send object');
   checkDividable(resultObject, 'allToAll: the result object');
   const outgoing = elementsOf(sendObject, group.size());
-  storeElements(resultObject, await perform(member, group, 'allToAll', -1, { bytes: messageBytes(outgoing[0]), options }, ({ context, selection }) => selection.algorithm.run(context, outgoing)));
+  storeElements(resultObject, await perform(member, group, 'allToAll', -1, { bytes: estimatedBytes(outgoing[0]), options }, ({ context, selection }) => selection.algorithm.run(context, outgoing)));
   return resultObject;
 }
 
@@ -175,10 +175,10 @@ export async function reduceScatter<G extends CollectiveGroup, E>(member: Collec
   const op = toReductionObject(opLike, 'reduceScatter');
   checkDividable(data, 'reduceScatter: the data');
   const elements = elementsOf(data, group.size());
-  return perform(member, group, 'reduceScatter', -1, { bytes: messageBytes(elements), op, options }, ({ context, selection }) => selection.algorithm.run(context, elements, op));
+  return perform(member, group, 'reduceScatter', -1, { bytes: estimatedBytes(elements), op, options }, ({ context, selection }) => selection.algorithm.run(context, elements, op));
 }
 
 export async function scan<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
   const op = toReductionObject(opLike, 'scan');
-  return perform(member, group, 'scan', -1, { bytes: messageBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
+  return perform(member, group, 'scan', -1, { bytes: estimatedBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
 }
