@@ -28,11 +28,19 @@ Failure UcxFailure(const std::string& what, ucs_status_t status) { return Failur
 
 }  // namespace
 
-Worker::Worker(uint32_t rank, uint8_t* inbox, size_t inbox_bytes, void* outbox, uv_loop_t* loop, std::function<void()> wake)
+Worker::Worker(uint32_t rank, uint8_t* inbox, size_t inbox_bytes, void* outbox, uv_loop_t* loop, std::function<void()> wake,
+               const std::vector<std::pair<std::string, std::string>>& settings)
     : wake_(std::move(wake)), rank_(rank), inbox_(inbox), inbox_bytes_(inbox_bytes), outbox_(outbox) {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) throw UcxFailure("ucp_config_read", status);
+  for (const auto& [name, value] : settings) {
+    status = ucp_config_modify(config, name.c_str(), value.c_str());
+    if (status != UCS_OK) {
+      ucp_config_release(config);
+      throw UcxFailure("ucp_config_modify " + name + "=" + value, status);
+    }
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;

@@ -37,6 +37,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ccjs::ucx {
@@ -87,8 +88,10 @@ class Worker {
   // `rank` (at most MAX_RANK) tags what this worker sends; the inbox (at least RECORDS_AT +
   // RECORD_BYTES + INLINE_BYTES bytes) and the outbox (at least INLINE_BYTES) are the caller's and
   // outlive the worker's use of them (until Close()); wake() is called from `loop` when the worker has
-  // something to progress (after Arm()). Throws Failure if UCX cannot be set up.
-  Worker(uint32_t rank, uint8_t* inbox, size_t inbox_bytes, void* outbox, uv_loop_t* loop, std::function<void()> wake);
+  // something to progress (after Arm()). `settings` (UCX's names without "UCX_", e.g. NET_DEVICES)
+  // override UCX's configuration for this worker's context. Throws Failure if UCX cannot be set up.
+  Worker(uint32_t rank, uint8_t* inbox, size_t inbox_bytes, void* outbox, uv_loop_t* loop, std::function<void()> wake,
+         const std::vector<std::pair<std::string, std::string>>& settings);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;

@@ -60,9 +60,10 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
                         InstanceMethod("disconnect", &UcxWorker::Disconnect), InstanceMethod("close", &UcxWorker::Close)});
   }
 
-  // new UcxWorker(rank, wake, inbox, outbox): `rank` tags what this endpoint sends; wake() is called
-  // from the event loop when the worker has something to progress; inbox and outbox are
-  // ArrayBuffers, the inbox of at least RECORDS_AT + RECORD_BYTES + INLINE_BYTES bytes.
+  // new UcxWorker(rank, wake, inbox, outbox, settings): `rank` tags what this endpoint sends; wake()
+  // is called from the event loop when the worker has something to progress; inbox and outbox are
+  // ArrayBuffers, the inbox of at least RECORDS_AT + RECORD_BYTES + INLINE_BYTES bytes; settings is
+  // an object of strings that override UCX's configuration (names without "UCX_").
   explicit UcxWorker(const Napi::CallbackInfo& info) : Napi::ObjectWrap<UcxWorker>(info) {
     Napi::Env env = info.Env();
     uint32_t rank = info[0].As<Napi::Number>().Uint32Value();
@@ -73,6 +74,16 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     if (inbox.ByteLength() < ccjs::ucx::RECORDS_AT + ccjs::ucx::RECORD_BYTES + INLINE_BYTES || outbox.ByteLength() < INLINE_BYTES) {
       throw Napi::RangeError::New(env, "UcxWorker: inbox or outbox too small");
     }
+    if (!info[4].IsObject()) throw Napi::TypeError::New(env, "UcxWorker: settings must be an object of strings");
+    Napi::Object given = info[4].As<Napi::Object>();
+    Napi::Array names = given.GetPropertyNames();
+    std::vector<std::pair<std::string, std::string>> settings;
+    for (uint32_t i = 0; i < names.Length(); i += 1) {
+      Napi::Value name = names.Get(i);
+      Napi::Value value = given.Get(name);
+      if (!value.IsString()) throw Napi::TypeError::New(env, "UcxWorker: setting " + name.ToString().Utf8Value() + " is not a string");
+      settings.emplace_back(name.ToString().Utf8Value(), value.As<Napi::String>().Utf8Value());
+    }
     inbox_box_ = Napi::Persistent(inbox);
     outbox_box_ = Napi::Persistent(outbox);
     Napi::Object self = info.This().As<Napi::Object>();
@@ -81,7 +92,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     uv_loop_t* loop = nullptr;
     napi_get_uv_event_loop(env, &loop);
     worker_ = Reported(env, [&] {
-      return std::make_unique<ccjs::ucx::Worker>(rank, static_cast<uint8_t*>(inbox.Data()), inbox.ByteLength(), outbox.Data(), loop, [this] { Wake(); });
+      return std::make_unique<ccjs::ucx::Worker>(rank, static_cast<uint8_t*>(inbox.Data()), inbox.ByteLength(), outbox.Data(), loop, [this] { Wake(); }, settings);
     });
     async_ = std::make_unique<Napi::AsyncContext>(env, "ccjs:ucx");
   }

@@ -102,7 +102,7 @@ describe('two ucx devices of one process', function () {
       const received: Frame[] = [];
       const lost: Error[] = [];
       const host = (into: Frame[]): DeviceHost => ({ deliver: (_, frame) => into.push(frame), lost: (_, error) => lost.push(error) });
-      const options = { host: 'here', timeoutMs: 10_000, native, trace: undefined };
+      const options = { host: 'here', listenHost: '127.0.0.1', timeoutMs: 10_000, native, trace: undefined };
       const a = new UcxDevice({ ...options, rank: 0 });
       const b = new UcxDevice({ ...options, rank: 1 });
       try {
@@ -146,7 +146,7 @@ describe('a ucx receiver whose sender stops in the middle of a body', function (
       // The second frame's body (2 MiB, sent without asking) waits in UCX until the receiver reads
       // the frame's header; then the receiver takes it at once, which needs the stopped sender to move it.
       const sender = spawn(process.execPath, [fixture('ucx-stopping-sender'), String(2 * 1024 * 1024)], { stdio: ['pipe', 'pipe', 'inherit'] });
-      const receiver = new UcxDevice({ rank: 1, host: 'here', timeoutMs: 1000, native: ucxNative() as UcxNative, trace: undefined });
+      const receiver = new UcxDevice({ rank: 1, host: 'here', listenHost: '127.0.0.1', timeoutMs: 1000, native: ucxNative() as UcxNative, trace: undefined });
       const delivered: Frame[] = [];
       const lost: Error[] = [];
       try {

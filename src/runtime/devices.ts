@@ -16,6 +16,7 @@ import { TcpDevice } from '../../transport/tcp/tcp-device.js';
 import { UcxDevice } from '../../transport/ucx/ucx-device.js';
 import { ucxMissing, ucxNative } from '../../transport/ucx/native.js';
 import type { Config, TraceListener } from './config.js';
+import { isLoopback } from './launch.js';
 import type { HostIdentity, Placement } from './placement.js';
 import { threadMemory } from './threads.js';
 
@@ -74,12 +75,29 @@ export async function openDevices(site: DeviceSite, trace: TraceListener | undef
     size > 1
       ? new ShmDevice({ rank, processRank, threadRank, threadCount, ringCapacity: config.shmRingBytes, singleCopy: config.shmSingleCopy, timeoutMs: config.timeoutMs, native: typeof native === 'string' ? undefined : native, threads: threadMemory })
       : undefined;
-  // A UCP worker costs a context and a thread: made only where UCX may serve a pair.
-  const ucxWanted = size > 1 && devicePlan.ucxUnbuilt === undefined && (devicePlan.ucxAsked.length > 0 || (devicePlan.rules.network === 'auto' && !placement.allLocal));
+  // A UCP worker costs a context and a thread, and listens on the job's interface: made only where UCX may serve a pair.
+  const ucxWanted = size > 1 && devicePlan.ucxUnbuilt === undefined && mayUseUcx(devicePlan.rules, placement, site.dataHost);
   const ucxAddon = ucxWanted ? ucxNative() : undefined;
   if (typeof ucxAddon === 'string') throw new ConfigError(`the UCX device cannot be used: ${ucxAddon}`);
-  const ucx = ucxAddon ? new UcxDevice({ rank, host: site.identity.id, timeoutMs: config.timeoutMs, native: ucxAddon, trace }) : undefined;
+  const ucx = ucxAddon ? new UcxDevice({ rank, host: site.identity.id, listenHost: site.dataHost, timeoutMs: config.timeoutMs, native: ucxAddon, trace }) : undefined;
   return { tcp, shm, ucx };
+}
+
+/**
+ * Whether some pair of this job may be given to UCX: a relation the job can have (pairs in one
+ * process need threads, the others several processes) that the rules give to UCX, or pairs on
+ * other hosts under 'auto', unless the job stays on one host (its launcher says so, or it listens
+ * on loopback, which no other host reaches).
+ */
+function mayUseUcx(rules: DeviceRules, placement: Placement, dataHost: string): boolean {
+  const severalProcesses = placement.processCount > 1;
+  const otherHosts = severalProcesses && !placement.allLocal && !isLoopback(dataHost);
+  return (
+    (rules.threads === 'ucx' && placement.threadCount > 1) ||
+    (rules.host === 'ucx' && severalProcesses) ||
+    (rules.network === 'ucx' && severalProcesses) ||
+    (rules.network === 'auto' && otherHosts)
+  );
 }
 
 /**
@@ -89,9 +107,12 @@ export async function openDevices(site: DeviceSite, trace: TraceListener | undef
 export async function connectEngine(site: DeviceSite, world: World, devices: OpenDevices): Promise<{ engine: Engine; choices: PairChoice[] }> {
   const { config, rank, devicePlan } = site;
   const { threadRank, threadCount } = site.placement;
-  const { tcp, shm, ucx } = devices;
-  const choices = chooseDevices(world, rank, devicePlan.rules, unavailability(ucx, devicePlan.ucxUnbuilt));
+  const { tcp, shm } = devices;
+  const choices = chooseDevices(world, rank, devicePlan.rules, unavailability(devices.ucx, devicePlan.ucxUnbuilt));
   tellOnce(choices, threadRank);
+  // Opened in case a pair would use it (mayUseUcx); where none does, it stops listening now.
+  const ucx = choices.some((choice) => choice.device === 'ucx') ? devices.ucx : undefined;
+  if (ucx === undefined) await devices.ucx?.close();
   const local = new LocalDevice();
   const byName: Partial<Record<DeviceName, Device>> = { local, tcp, shm, ucx };
   const deviceOf = (name: DeviceName): Device => byName[name] as Device;

@@ -72,8 +72,12 @@ export interface UcxWorker {
 }
 
 export interface UcxNative {
-  /** new UcxWorker(rank, wake, inbox, outbox): one UCP context and worker; `rank` tags what it sends; inbox and outbox as above. */
-  UcxWorker: new (rank: number, wake: () => void, inbox: ArrayBuffer, outbox: ArrayBuffer) => UcxWorker;
+  /**
+   * new UcxWorker(rank, wake, inbox, outbox, settings): one UCP context and worker; `rank` tags what
+   * it sends; inbox and outbox as above; `settings` override UCX's configuration (names without
+   * "UCX_", e.g. { NET_DEVICES: 'lo' }).
+   */
+  UcxWorker: new (rank: number, wake: () => void, inbox: ArrayBuffer, outbox: ArrayBuffer, settings: Readonly<Record<string, string>>) => UcxWorker;
   /** UCX's version. */
   version: string;
   /** The largest frame that sendOut takes and that arrives in the inbox. */

@@ -18,6 +18,12 @@
  * reported by UCX (peer error handling, with a short keepalive so that a silent death is found
  * within about a second); a timer progresses the worker now and then so that keepalives flow
  * while nothing else happens.
+ *
+ * Listening: UCX's TCP transport listens on each network interface UCX is given, and UCX lets
+ * whoever connects there take part in its wire-up, with nothing ccjs could check (UCX has no hook
+ * for it, and a message's tag, which names its sender, is not proof of who sent it). So UCX gets the
+ * job's interface only (net-devices.ts), and the job opens this device only where a pair uses it
+ * (src/runtime/devices.ts); docs/API.md (Security) says what that leaves open.
  */
 import type { Device, DeviceHost, DevicePeer, PollingDevice, Releasable } from '../device.js';
 import { FrameType, carriesOneBinary } from '../frame.js';
@@ -26,6 +32,7 @@ import { ConfigError, TimeoutError, TransportError } from '../../src/base/errors
 import { MemoryFrames, padded } from '../memory-frames.js';
 import { setCopy } from '../stream.js';
 import { messageBytes, messageParts, readMessage, wholeMessage } from './frames.js';
+import { netDevicesFor } from './net-devices.js';
 import { RECORDS_AT, RECORD_BYTES, RecordKind } from './native.js';
 import type { HeldPart, UcxNative, UcxWorker } from './native.js';
 
@@ -42,6 +49,8 @@ export interface UcxDeviceOptions {
   readonly rank: number;
   /** This endpoint's host identity (endpoints with the same one share memory). */
   readonly host: string;
+  /** The address the job listens on: UCX's network transports use only its interface (and RDMA ports), unless UCX_NET_DEVICES says otherwise. */
+  readonly listenHost: string;
   readonly timeoutMs: number;
   readonly native: UcxNative;
   /** Where the lanes of each peer are told (CCJS_TRACE), if anywhere. */
@@ -127,7 +136,8 @@ export class UcxDevice implements Device, PollingDevice {
     this.inbox = new MemoryFrames(inbox, 0, inbox.byteLength, setCopy, (format) => this.host?.mayPoolBodies?.(format) === true);
     this.inboxWords = new Uint32Array(inbox);
     this.outbox = new MemoryFrames(outbox, 0, outbox.byteLength, setCopy);
-    this.worker = new options.native.UcxWorker(options.rank, () => this.woken(), inbox, outbox);
+    const netDevices = process.env.UCX_NET_DEVICES === undefined ? netDevicesFor(options.listenHost) : undefined;
+    this.worker = new options.native.UcxWorker(options.rank, () => this.woken(), inbox, outbox, netDevices === undefined ? {} : { NET_DEVICES: netDevices });
     this.address = { worker: Buffer.from(this.worker.address()).toString('base64'), host: options.host };
   }
 
