@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../base/errors.js';
+import { resolveConfig } from '../runtime/config.js';
 import { COORDINATOR_ANNOUNCEMENT, endpointPrefixer, forwardInto, lineTransform } from '../runtime/output.js';
 import { EXIT_ABORTED_ELSEWHERE } from '../runtime/threads.js';
 import { isThisHost, parseHostfile, parseHostList, placeProcesses } from './hosts.js';
@@ -251,6 +252,9 @@ async function runJob(options: JobOptions): Promise<number> {
     // Worker threads mark their lines with their endpoint rank, which the prefixer below shows.
     CCJS_OUTPUT_MARKERS: '1',
   };
+  // A bad CCJS_* variable or config file is said once, in one line, before any process starts
+  // (on other hosts the processes read their own config file).
+  if (!onHosts) resolveConfig({}, jobEnvironment);
   let exitCode: number | undefined; // set by the first failure or forwarded signal
   let killTimer: NodeJS.Timeout | undefined;
   const running = new Set<ChildProcess>();

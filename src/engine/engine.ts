@@ -435,7 +435,7 @@ export class Engine implements DeviceHost {
    */
   abortCollective(route: Route, rank: number, tag: number, signature: Signature, error: Error): void {
     this.abortCall(route.context, rank, tag, error);
-    const notice = abortNotice(error);
+    const notice = abortNotice(error, rank);
     for (let destination = 0; destination < route.endpoints.length; destination += 1) {
       if (destination === rank) continue;
       this.send(route, abortFrame(notice, route.context, rank, destination, tag, signature), SendMode.Borrowed, undefined, 'abort').catch(() => undefined);
