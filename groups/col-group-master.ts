@@ -4,6 +4,7 @@
  * heartbeats); the master then builds groups in CCJ's two phases, addMember then
  * getGroup(name, n), hands failures to the failure policy, and closes once its members are done.
  */
+import path from 'node:path';
 import { EventEmitter } from 'eventemitter3';
 import { ColGroup } from './col-group.js';
 import { InactiveGroup } from './inactive-group.js';
@@ -23,11 +24,22 @@ import { leaveJob } from '../src/runtime/shutdown.js';
 import { startSpinning } from '../src/runtime/spinning.js';
 import { Watchdog } from '../src/runtime/watchdog.js';
 import { createSerializer } from '../src/serialization/index.js';
-import { GroupError } from '../src/base/errors.js';
+import { ConfigError, GroupError } from '../src/base/errors.js';
 import type { Engine, MessageCounts } from '../src/engine/engine.js';
 import { describeDevices, endpointLabel } from '../src/engine/endpoints.js';
 import type { PairChoice, World } from '../src/engine/endpoints.js';
 import { Selector } from '../src/collectives/selection.js';
+import { nextTurn } from '../src/engine/progress.js';
+
+/** Why a group of `numberOfMembers` cannot form in a process that no launcher started, and how to start the job. */
+function launcherMissing(numberOfMembers: number, membersHere: number): ConfigError {
+  const script = process.argv[1] === undefined ? 'job.js' : path.relative(process.cwd(), process.argv[1]);
+  const processes = Math.ceil(numberOfMembers / Math.max(membersHere, 1));
+  return new ConfigError(
+    `no launcher started this process, so the job is this 1 endpoint, with ${membersHere} member(s): a group of ${numberOfMembers} cannot form. ` +
+      `Start the job with a launcher: npx ccjrun -n ${processes} ${script} (or mpirun -n ${processes}, srun -n ${processes}), or set CCJS_RANK, CCJS_SIZE and CCJS_COORDINATOR in each of its processes`,
+  );
+}
 
 /** A getGroup of this endpoint resolved: the group is active. */
 export interface GroupFormedEvent {
@@ -144,7 +156,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const label = endpointLabel(boot.rank, world.threadCount);
     const serializer = createSerializer(config.serializer, { outOfBandThreshold: config.outOfBandThreshold, strict: config.strictSerialization });
     const selector = new Selector(config.collectives, config.algorithms, trace);
-    const job: Joined = { config, world, rank: boot.rank, label, engine, choices, client, coordinator: boot.coordinator, traceFile: boot.traceFile, heartbeat, stopListening };
+    const job: Joined = { config, world, rank: boot.rank, unlaunched: placement.unlaunched, label, engine, choices, client, coordinator: boot.coordinator, traceFile: boot.traceFile, heartbeat, stopListening };
     master = new ColGroupMaster(job, { label, engine, serializer, selector, traceFile: boot.traceFile });
     trace?.(`ccjs trace: devices of ${master.describe()}`);
     return master;
@@ -240,6 +252,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
    * @param numberOfMembers - members of the group in the whole job.
    * @throws {@link GroupError} (rejects) when members disagree on the count, too many join, or one joins too late.
    * @throws {@link TimeoutError} (rejects) when fewer members joined within `timeoutMs`, saying how many did.
+   * @throws {@link ConfigError} (rejects, at once) when no launcher started this process and `numberOfMembers` exceeds its members: saying how to start the job.
    * @throws RangeError (rejects) unless `numberOfMembers` is a positive integer.
    */
   getGroup(groupName: string, numberOfMembers: number): Promise<ColGroup> {
@@ -253,7 +266,10 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
       }
       return earlier.group;
     }
-    const group = this.job.client.getGroup(groupName, numberOfMembers, this.config.timeoutMs).then((description) => {
+    const ask = () => this.job.client.getGroup(groupName, numberOfMembers, this.config.timeoutMs);
+    // Members added in the same turn of the event loop (a loop that adds and starts them one by one) count too.
+    const described = this.tooFewWithoutLauncher(numberOfMembers) ? nextTurn().then(() => this.tooFewWithoutLauncher(numberOfMembers) ? Promise.reject(launcherMissing(numberOfMembers, this.members.length)) : ask()) : ask();
+    const group = described.then((description) => {
       const endpoints = Int32Array.from(description.members, ([endpoint]) => endpoint);
       const route = this.engine.route(description.context, description.name, endpoints);
       const hosts = description.members.map(([endpoint]) => (this.job.world.endpoints[endpoint] as World['endpoints'][number]).host);
@@ -267,6 +283,15 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     });
     this.groupRequests.set(groupName, { size: numberOfMembers, group });
     return group;
+  }
+
+  /**
+   * No launcher started this process (the job is this one endpoint) and a group of
+   * `numberOfMembers` needs more members than it has: getGroup says so at once, rather than
+   * waiting timeoutMs for members nobody will start.
+   */
+  private tooFewWithoutLauncher(numberOfMembers: number): boolean {
+    return this.job.unlaunched && this.size === 1 && numberOfMembers > this.members.length;
   }
 
   /**

@@ -57,7 +57,15 @@ export class ConfigError extends CCJError {}
 export class AbortError extends CCJError {}
 
 /** Members called collectives in different orders, or with different roots, reductions or algorithms; the message names both calls. */
-export class CollectiveMismatchError extends CCJError {}
+export class CollectiveMismatchError extends CCJError {
+  constructor(
+    message: string,
+    /** Group rank of the member that found the mismatch, when it is another one (its part of the call was abandoned here). */
+    readonly failedRank?: number,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * A collective call failed at another member (the message says where and why), so this member's

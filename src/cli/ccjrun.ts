@@ -6,14 +6,14 @@
  * when one process fails, the others are stopped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { setMaxListeners } from 'node:events';
 import type { Transform } from 'node:stream';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../base/errors.js';
-import { COORDINATOR_ANNOUNCEMENT, endpointPrefixer, lineTransform } from '../runtime/output.js';
+import { resolveConfig } from '../runtime/config.js';
+import { COORDINATOR_ANNOUNCEMENT, endpointPrefixer, forwardInto, lineTransform } from '../runtime/output.js';
 import { EXIT_ABORTED_ELSEWHERE } from '../runtime/threads.js';
 import { isThisHost, parseHostfile, parseHostList, placeProcesses } from './hosts.js';
 import { REMOTE_ENTRY, encodeRemoteSpec } from './remote.js';
@@ -252,9 +252,9 @@ async function runJob(options: JobOptions): Promise<number> {
     // Worker threads mark their lines with their endpoint rank, which the prefixer below shows.
     CCJS_OUTPUT_MARKERS: '1',
   };
-  // Every rank pipes into each of our output streams: many listeners, but no leak.
-  setMaxListeners(10 + options.processCount, process.stdout, process.stderr);
-
+  // A bad CCJS_* variable or config file is said once, in one line, before any process starts
+  // (on other hosts the processes read their own config file).
+  if (!onHosts) resolveConfig({}, jobEnvironment);
   let exitCode: number | undefined; // set by the first failure or forwarded signal
   let killTimer: NodeJS.Timeout | undefined;
   const running = new Set<ChildProcess>();
@@ -314,8 +314,9 @@ async function runJob(options: JobOptions): Promise<number> {
         });
     running.add(child);
     const stdout = announced === undefined ? child.stdout : child.stdout?.pipe(coordinatorListener(announced));
-    stdout?.pipe(endpointPrefixer(rank * threadCount)).pipe(process.stdout, { end: false });
-    child.stderr?.pipe(endpointPrefixer(rank * threadCount)).pipe(process.stderr, { end: false });
+    // Every rank forwards into each of our output streams: many listeners, but no leak.
+    if (stdout) forwardInto(stdout.pipe(endpointPrefixer(rank * threadCount)), process.stdout);
+    if (child.stderr) forwardInto(child.stderr.pipe(endpointPrefixer(rank * threadCount)), process.stderr);
     return new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
         running.delete(child);

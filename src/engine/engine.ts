@@ -215,7 +215,7 @@ export class Engine implements DeviceHost {
     const suspected = link.failure !== undefined;
     if (!suspected && link.blocked.length === 0 && mode !== SendMode.Synchronous && frame.size <= link.device.copyLimit && this.eagerFits(link, frame.size)) {
       this.sendEager(link, frame, undefined);
-      return progressEngine.mustYield() ? nextTurn() : RESOLVED;
+      return this.settleInOrder(link, RESOLVED);
     }
     const call = new SendCall(route, operation, owner, frame, mode, peer);
     call.lendingWhileSpinning = mode === SendMode.Captured && frame.size > this.options.eagerLimit && progressEngine.spinning && link.device.lendsTo?.(peer) === true;
@@ -230,8 +230,36 @@ export class Engine implements DeviceHost {
       // A large sendAsync's caller spins for the clearance no longer than the copy it may spare.
       if (call.lendingWhileSpinning) progressEngine.waitUpTo(call, frame.size / COPY_BYTES_PER_MICROSECOND, () => this.stopLending(call));
     }
-    const promise = call.promise;
-    return promise === RESOLVED && progressEngine.mustYield() ? nextTurn() : promise;
+    return this.settleInOrder(link, call.promise);
+  }
+
+  /**
+   * What the caller of a send to `link` awaits, given the send's own `promise`. A send done at
+   * once may settle on the next turn of the event loop instead (ProgressEngine.mustYield); the
+   * sends after such a one settle after it, so that sends to one peer settle in call order (as
+   * MPI's Waitany over them expects).
+   */
+  private settleInOrder(link: Link, promise: Promise<void>): Promise<void> {
+    const before = link.sendsSettled;
+    let settles: Promise<void>;
+    if (before !== undefined) {
+      if (promise === RESOLVED) return before;
+      settles = promise.then(() => before, (error: unknown) => before.then(() => Promise.reject(error)));
+    } else if (promise === RESOLVED && progressEngine.mustYield()) {
+      settles = nextTurn();
+    } else {
+      return promise;
+    }
+    const settled: Promise<void> = settles.then(
+      () => this.sendsSettledUpTo(link, settled),
+      () => this.sendsSettledUpTo(link, settled),
+    );
+    link.sendsSettled = settled;
+    return settles;
+  }
+
+  private sendsSettledUpTo(link: Link, settled: Promise<void>): void {
+    if (link.sendsSettled === settled) link.sendsSettled = undefined;
   }
 
   /**
@@ -407,7 +435,7 @@ export class Engine implements DeviceHost {
    */
   abortCollective(route: Route, rank: number, tag: number, signature: Signature, error: Error): void {
     this.abortCall(route.context, rank, tag, error);
-    const notice = abortNotice(error);
+    const notice = abortNotice(error, rank);
     for (let destination = 0; destination < route.endpoints.length; destination += 1) {
       if (destination === rank) continue;
       this.send(route, abortFrame(notice, route.context, rank, destination, tag, signature), SendMode.Borrowed, undefined, 'abort').catch(() => undefined);

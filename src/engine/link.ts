@@ -25,6 +25,12 @@ export class Link {
   readonly awaitingAck = new Map<number, SendCall>();
   readonly awaitingClearance = new Map<number, SendCall>();
   readonly awaitingData = new Map<number, Receive>();
+  /**
+   * Settles once the last send to the peer whose settling was put off (to the next turn of the
+   * event loop, see ProgressEngine.mustYield) has settled, never rejecting; undefined once it did.
+   * Sends after it settle after it, so that sends to one peer settle in call order.
+   */
+  sendsSettled: Promise<void> | undefined;
   /** Messages this endpoint sent the peer, and their bytes (MessageCounts). */
   messagesSent = 0;
   bytesSent = 0;

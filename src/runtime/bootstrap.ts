@@ -46,6 +46,8 @@ export interface Joined {
   readonly world: World;
   /** This endpoint's rank in the job (process-major, then thread). */
   readonly rank: number;
+  /** No launcher started this process (see Placement.unlaunched). */
+  readonly unlaunched: boolean;
   /** "process 2", or "endpoint 5 (process 2, thread 1)" in a job with threads. */
   readonly label: string;
   readonly engine: Engine;

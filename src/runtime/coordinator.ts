@@ -21,6 +21,12 @@ type Channel = ControlChannel<ToCoordinator, FromCoordinator>;
 
 /** Connections still authenticating at once; a flood beyond it drops the oldest. */
 const MAX_UNAUTHENTICATED = 256;
+/** An endpoint aborted the job: its member failed, as the message says. */
+export interface JobAbort {
+  readonly endpointRank: number;
+  readonly message: string;
+}
+
 /** Endpoints named in one message at most. */
 const MAX_NAMED = 16;
 
@@ -44,6 +50,8 @@ export class Coordinator {
   private readonly endpoints: (EndpointInfo | undefined)[];
   private readonly groups = new Map<string, GroupRecord>();
   private readonly gone = new Set<number>();
+  /** The abort that came first: the job's one cause (later aborts are echoes of it, or too late). */
+  private firstAbort: JobAbort | undefined;
   /** Names the job's world (and process 0's heartbeat channel). */
   readonly jobId = randomBytes(8).toString('hex');
   private readonly size: number;
@@ -126,9 +134,17 @@ export class Coordinator {
     }
   }
 
-  /** Tells every other endpoint that `endpointRank` aborts the job (endpoint 0 calls it directly: it may exit before its own message would come round). */
-  abort(endpointRank: number, message: string): void {
-    this.broadcast({ type: 'abort', endpointRank, message }, endpointRank);
+  /**
+   * The first endpoint to abort the job names its cause: every endpoint is told, itself too (it
+   * reports the cause; the others say only that they stop). Later aborts are not passed on.
+   * Returns the abort that came first (endpoint 0 calls it directly: it may exit before its own
+   * message would come round).
+   */
+  abort(endpointRank: number, message: string): JobAbort {
+    if (this.firstAbort !== undefined) return this.firstAbort;
+    this.firstAbort = { endpointRank, message };
+    this.broadcast({ type: 'abort', endpointRank, message });
+    return this.firstAbort;
   }
 
   /** An authenticated connection: it must say hello before anything else. */

@@ -3,7 +3,7 @@
  * worker thread carry its endpoint rank; under ccjrun they carry it as a marker that ccjrun turns
  * into the same "[rank] " prefix it puts on every process's own lines.
  */
-import { Transform, type TransformCallback } from 'node:stream';
+import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
 
 /** Starts a line that names its endpoint: MARKER_START rank MARKER_END text. */
 export const MARKER_START = '\x1e';
@@ -35,6 +35,18 @@ export function lineTransform(rewrite: (line: Buffer) => Buffer): Transform {
       callback(null, partialLine.length > 0 ? rewrite(Buffer.concat([partialLine, Buffer.from('\n')])) : undefined);
     },
   });
+}
+
+/**
+ * Pipes `source` into `destination` without ending it. Each pipe adds one listener per event
+ * (unpipe, error, close, finish, drain) to the destination; the destination's limit grows by one
+ * with each, so that many sources forwarded into one stream (every thread's or process's output
+ * into stdout) are not taken for a leak, while a real leak on it still is.
+ */
+export function forwardInto(source: Readable, destination: Writable): void {
+  const limit = destination.getMaxListeners();
+  if (limit !== 0 && limit !== Infinity) destination.setMaxListeners(limit + 1);
+  source.pipe(destination, { end: false });
 }
 
 /** Prefixes every line with `prefix`. */

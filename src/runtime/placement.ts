@@ -25,6 +25,8 @@ export interface Placement {
   readonly coordinator: Address | { readonly file: string };
   readonly allLocal: boolean;
   readonly jobKey: string;
+  /** No launcher started this process and no option names other processes: the job is this process alone. */
+  readonly unlaunched: boolean;
 }
 
 /** This endpoint's process and thread, and where its job's coordinator is. */
@@ -43,7 +45,7 @@ export function place(options: MasterOptions, config: Config): Placement {
       throw new ConfigError(`option 'coordinator' (host:port of process 0's coordinator) is needed with processCount ${processCount}`);
     }
     const coordinator = options.coordinator === undefined ? { host: '127.0.0.1', port: 0 } : parseHostPort("option 'coordinator'", options.coordinator);
-    return { processRank, processCount, threadRank, threadCount, coordinator, allLocal: isLoopback(coordinator.host), jobKey: '' };
+    return { processRank, processCount, threadRank, threadCount, coordinator, allLocal: isLoopback(coordinator.host), jobKey: '', unlaunched: false };
   }
   const launch = detectLaunch(process.env);
   const inherited = coordinatorOfThisThread();
@@ -55,7 +57,7 @@ export function place(options: MasterOptions, config: Config): Placement {
       : launch.coordinatorFile !== undefined
         ? { file: launch.coordinatorFile }
         : (launch.coordinator ?? { host: '127.0.0.1', port: 0 });
-  return { processRank: launch.processRank, processCount: launch.processCount, threadRank, threadCount, coordinator, allLocal: launch.allLocal, jobKey: launch.jobKey };
+  return { processRank: launch.processRank, processCount: launch.processCount, threadRank, threadCount, coordinator, allLocal: launch.allLocal, jobKey: launch.jobKey, unlaunched: launch.launcher === 'single' };
 }
 
 export interface HostIdentity {

@@ -7,7 +7,7 @@
  */
 import { Worker, isMainThread, workerData } from 'node:worker_threads';
 import path from 'node:path';
-import { linePrefixer, MARKER_END, MARKER_START } from './output.js';
+import { forwardInto, linePrefixer, MARKER_END, MARKER_START } from './output.js';
 import { ConfigError } from '../base/errors.js';
 import { threadMemoryBytes } from '../../transport/shm/layout.js';
 import type { ThreadMemory } from '../../transport/shm/layout.js';
@@ -63,7 +63,7 @@ export function startWorkerThreads(threadCount: number, ringCapacity: number, co
     const prefix = markers ? `${MARKER_START}${rank}${MARKER_END}` : `[${rank}] `;
     const drained = [worker.stdout, worker.stderr].map((stream, index) => {
       const output = stream.pipe(linePrefixer(prefix));
-      output.pipe(index === 0 ? process.stdout : process.stderr, { end: false });
+      forwardInto(output, index === 0 ? process.stdout : process.stderr);
       return new Promise<void>((resolve) => output.once('end', resolve));
     });
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
