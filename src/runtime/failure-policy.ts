@@ -4,7 +4,7 @@
  * calls that need it fail, and the listeners hear of it once), or another endpoint aborted the job
  * (this one stops too, or, without abortOnError, every call fails).
  */
-import { AbortError, PeerLostError } from '../base/errors.js';
+import { AbortError, BadFrameError, PeerLostError } from '../base/errors.js';
 import { endpointLabel } from '../engine/endpoints.js';
 import type { Joined } from './bootstrap.js';
 import type { LossNotice } from './heartbeat.js';
@@ -44,7 +44,11 @@ export class FailurePolicy {
     private readonly job: Joined,
     private readonly listeners: FailureListeners,
   ) {
-    job.engine.onLost = (peer, error) => this.tellLost(peer, error.message);
+    job.engine.onLost = (peer, error) => {
+      // A frame this endpoint refused is its verdict on the sender: the job hears it, so that every member names the same process.
+      if (error instanceof BadFrameError) job.client.faulty(peer, error.message);
+      this.tellLost(peer, error.message);
+    };
   }
 
   /** An exception escaped the run() of `member` (its label and groups): with abortOnError, aborts the job, naming it. */

@@ -5,9 +5,11 @@
  * kernel has them. Reading: transport/stream.ts's FrameReader.
  */
 import type { Socket } from 'node:net';
+import { asFrameError } from '../frame.js';
 import type { Frame } from '../frame.js';
 import { viewBytes, writeBinary } from '../../src/base/typed-arrays.js';
 import type { Releasable } from '../device.js';
+import type { FrameError } from '../../src/base/errors.js';
 import { FrameReader, carriedBytes, helloBytes, prefixBytes, writePrefix } from '../stream.js';
 import type { FrameHandler } from '../stream.js';
 
@@ -16,11 +18,15 @@ export const COALESCE_BYTES = 64 * 1024;
 
 export interface ConnectionHandler extends FrameHandler {
   closed(error: Error | undefined): void;
+  /** The peer sent bytes that are no frame of ours (`error` says what): nothing more is read from it; the socket stays open for writing until `end`. */
+  refused(error: FrameError): void;
 }
 
 export class Connection {
   private readonly reader: FrameReader;
   private closedError: Error | undefined;
+  /** The peer's bytes stopped making sense: the rest is not read. */
+  private refusing = false;
 
   constructor(
     readonly socket: Socket,
@@ -28,10 +34,12 @@ export class Connection {
   ) {
     this.reader = new FrameReader(handler);
     socket.on('data', (chunk: Buffer) => {
+      if (this.refusing) return;
       try {
         this.reader.feed(chunk, 0, chunk.length);
       } catch (error) {
-        socket.destroy(error as Error);
+        this.refusing = true;
+        this.handler.refused(asFrameError(error));
       }
     });
     socket.on('error', (error) => {
@@ -77,6 +85,17 @@ export class Connection {
     });
     this.socket.uncork();
     return nonEmpty.length === 0;
+  }
+
+  /**
+   * Closes after what was written (a goodbye) reached the peer: a socket destroyed with bytes
+   * unread here would reset the connection, and the peer might lose them. A peer that does not
+   * close its side is cut after `graceMs`.
+   */
+  endSoon(graceMs: number): void {
+    this.refusing = true;
+    this.socket.end();
+    setTimeout(() => this.socket.destroy(), graceMs).unref();
   }
 
   /** Flushes what was written and closes; resolves when the socket is gone. */
