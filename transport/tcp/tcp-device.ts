@@ -34,6 +34,8 @@ export interface TcpDeviceOptions {
   readonly secret: Buffer;
   /** Encrypt every connection with TLS keyed by the secret. */
   readonly tls: boolean;
+  /** Check every frame with a CRC32C (checked-blocks.ts); every endpoint of the job must agree. */
+  readonly checksum?: boolean;
   /** Told once per encrypted link (CCJS_TRACE). */
   readonly trace?: ((line: string) => void) | undefined;
 }
@@ -168,7 +170,7 @@ export class TcpDevice implements Device {
         this.tune(socket);
         authenticate(socket, this.options.secret, 'client', handshakeDeadline(this.options.timeoutMs)).then(
           () => {
-            const connection = new Connection(socket, this.handlerFor(rank));
+            const connection = new Connection(socket, this.handlerFor(rank), this.options.checksum);
             connection.hello(this.options.rank, Buffer.from(this.options.jobId() ?? ''));
             this.connections.set(rank, connection);
             this.traceEncryption(rank);
@@ -203,7 +205,7 @@ export class TcpDevice implements Device {
       },
       closed: () => {},
       refused: () => socket.destroy(),
-    });
+    }, this.options.checksum);
   }
 
   private admit(early: EarlyConnection): void {
