@@ -132,6 +132,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const devices = await openDevices(boot, trace, () => world?.jobId);
     const events: CoordinatorEvents = {
       lost: (endpoint, message) => master?.failures.peerLost(endpoint, message),
+      formed: (context) => master?.job.engine.contextFormed(context),
       abort: (endpoint, message) => master?.failures.aborted(endpoint, message),
       dump: (endpoint) => master?.watchdog.dump(`the watchdog of ${endpointLabel(endpoint, placement.threadCount)} fired`),
     };

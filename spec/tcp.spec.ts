@@ -21,12 +21,12 @@ describe('tcp device', function () {
     const [writer, reader] = await socketPair();
     const frames: Frame[] = [];
     const hellos: { rank: number; payload: string }[] = [];
-    new Connection(reader, { frame: (frame) => frames.push(frame), hello: (rank, payload) => hellos.push({ rank, payload: payload.toString() }), closed: () => {} });
+    new Connection(reader, { frame: (frame) => frames.push(frame), hello: (rank, payload) => hellos.push({ rank, payload: payload.toString() }), closed: () => {}, refused: () => {} });
     // Serialize frames with a Connection on a throwaway pair, then replay the bytes in odd slices.
     const [capturing, capture] = await socketPair();
     const bytes: Buffer[] = [];
     capture.on('data', (chunk: Buffer) => bytes.push(chunk));
-    const sender = new Connection(capturing, { frame: () => {}, hello: () => {}, closed: () => {} });
+    const sender = new Connection(capturing, { frame: () => {}, hello: () => {}, closed: () => {}, refused: () => {} });
     const bodies = [
       [Uint8Array.of(4, 5), new Uint8Array(0), new Uint8Array(100_000).fill(6)],
       [],

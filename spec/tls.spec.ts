@@ -29,7 +29,7 @@ async function link(tls: { sender: boolean; receiver: boolean }, secrets: { send
   const sender = await TcpDevice.listen(options(1, secrets.sender, tls.sender));
   const proxy = await recordingProxy(receiver.address.port);
   const delivered: Frame[] = [];
-  const host = (onFrame: (frame: Frame) => void): DeviceHost => ({ deliver: (_peer, frame) => onFrame(frame), lost: () => {} });
+  const host = (onFrame: (frame: Frame) => void): DeviceHost => ({ deliver: (_peer, frame) => onFrame(frame), lost: () => {}, refused: () => {} });
   const close = async () => {
     proxy.close();
     await Promise.allSettled([sender.close(), receiver.close()]);

@@ -101,7 +101,7 @@ describe('two ucx devices of one process', function () {
       const native = ucxNative() as UcxNative;
       const received: Frame[] = [];
       const lost: Error[] = [];
-      const host = (into: Frame[]): DeviceHost => ({ deliver: (_, frame) => into.push(frame), lost: (_, error) => lost.push(error) });
+      const host = (into: Frame[]): DeviceHost => ({ deliver: (_, frame) => into.push(frame), lost: (_, error) => lost.push(error), refused: (_, error) => lost.push(error) });
       const options = { host: 'here', listenHost: '127.0.0.1', timeoutMs: 10_000, native, trace: undefined };
       const a = new UcxDevice({ ...options, rank: 0 });
       const b = new UcxDevice({ ...options, rank: 1 });
@@ -167,6 +167,7 @@ describe('a ucx receiver whose sender stops in the middle of a body', function (
             lost.push(error);
             receiver.disconnect(peer);
           },
+          refused: (_, error) => lost.push(error),
         });
         await nextLine('ready');
         while (delivered.length === 0) {

@@ -57,4 +57,6 @@ export {
   CollectiveMismatchError,
   CollectiveAbortedError,
   ReceiveBufferError,
+  FrameError,
+  BadFrameError,
 } from './base/errors.js';

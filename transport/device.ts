@@ -9,6 +9,7 @@
  * device table gave it. Frames to one peer arrive in the order they were sent.
  */
 import type { Frame } from './frame.js';
+import type { FrameError } from '../src/base/errors.js';
 
 /** The devices: in-process (`local`), `tcp`, shared memory (`shm`) and `ucx` (InfiniBand, RoCE, ...). */
 export type DeviceName = 'local' | 'tcp' | 'shm' | 'ucx';
@@ -19,6 +20,12 @@ export interface DeviceHost {
   deliver(peer: number, frame: Frame): void;
   /** The link to `peer` failed (closed without goodbye, reset, timed out). */
   lost(peer: number, error: Error): void;
+  /**
+   * `peer` sent bytes that are no frame of ours, or a frame that cannot be right (`error` says
+   * what): the peer is at fault, not the link. The engine tells it so on the link, which must
+   * still carry frames to it, then disconnects it.
+   */
+  refused(peer: number, error: FrameError): void;
   /**
    * For a device that reads a frame's bodies itself before delivering it (shm's single copy, UCX's
    * deferred bodies): memory its receive wants its one binary body (of `format` below 256, `bytes`

@@ -7,6 +7,7 @@
  */
 import { copyBinary, typeCodeOf, isBinaryFormat } from '../src/base/typed-arrays.js';
 import type { BinaryValue, TypeCode } from '../src/base/typed-arrays.js';
+import { FrameError } from '../src/base/errors.js';
 
 export const enum FrameType {
   /** A whole message, sent without asking (small enough, and the receiver granted the credit). */
@@ -130,6 +131,11 @@ function replyTo(type: FrameType, of: Frame): Frame {
  */
 export function carriesOneBinary(frame: Frame): boolean {
   return isBinaryFormat(frame.format) && frame.bodies.length === 1;
+}
+
+/** What a device reports of bytes that it could not read as a frame: the FrameError thrown, or the failure as one ('framing'). */
+export function asFrameError(error: unknown): FrameError {
+  return error instanceof FrameError ? error : new FrameError('framing', error instanceof Error ? error.message : String(error));
 }
 
 /** The bodies of frames that carry none (never written to: such frames have no bodies to replace). */

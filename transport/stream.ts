@@ -7,7 +7,7 @@
  * own type at once, which keeps it on V8's heap.
  */
 import { Frame, FrameType } from './frame.js';
-import { TransportError } from '../src/base/errors.js';
+import { FrameError, TransportError } from '../src/base/errors.js';
 import { TYPED_ARRAY_CODES, TYPED_ARRAY_TYPES } from '../src/base/typed-arrays.js';
 import { freshBytes } from './body-memory.js';
 import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, checkBodyCount, readHeader, readUInt64, writeHeader, writeUInt64 } from './wire.js';
@@ -164,7 +164,7 @@ export class FrameReader {
           total += length;
           lengths.push(length);
         }
-        if (total !== state.frame.size) throw new TransportError(`bad frame: bodies of ${total} bytes in a message of ${state.frame.size}`);
+        if (total !== state.frame.size) throw new FrameError('size', `bad frame: bodies of ${total} bytes in a message of ${state.frame.size}`);
         state.frame.bodies = new Array(state.count);
         this.nextBody(state.frame, lengths, 0);
         return;

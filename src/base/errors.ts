@@ -50,6 +50,38 @@ export class ReceiveBufferError extends CCJError {}
 /** A device failed in a way that is not a lost peer (bad frame, protocol version, listen error). */
 export class TransportError extends CCJError {}
 
+/** The part of a frame that was wrong: a header field, the body lengths, the checksum, or the bytes as a whole. */
+export type FrameField = 'type' | 'source' | 'destination' | 'context' | 'size' | 'checksum' | 'framing';
+
+/** Bytes from a peer that are no valid frame, or a frame whose `field` cannot be right (thrown by devices and the engine's checks). */
+export class FrameError extends TransportError {
+  constructor(
+    /** What was wrong. */
+    readonly field: FrameField,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A peer endpoint sent a frame that cannot be right (a wrong source, destination or context,
+ * lengths that disagree, a checksum that does not match): the endpoint that read it dropped the
+ * link and told the job, so every member counts that peer's process as lost, and it alone.
+ * `processRank` and `endpointRank` name the sender, `field` what was wrong; the cause is the FrameError.
+ */
+export class BadFrameError extends PeerLostError {
+  constructor(
+    message: string,
+    processRank: number,
+    /** What was wrong in the frame. */
+    readonly field: FrameField,
+    options?: { cause?: unknown; endpointRank?: number },
+  ) {
+    super(message, processRank, options);
+  }
+}
+
 /** A bad option, environment variable or config file entry. */
 export class ConfigError extends CCJError {}
 

@@ -43,7 +43,7 @@ import type { Signature } from './signature.js';
 import { polls } from '../../transport/device.js';
 import type { Device, DeviceHost, DeviceName, DevicePeer } from '../../transport/device.js';
 import { BUILT_IN_FORMATS } from '../serialization/message.js';
-import { PeerLostError, TransportError } from '../base/errors.js';
+import { FrameError, PeerLostError, TransportError } from '../base/errors.js';
 
 /** What every message costs a receiver's window beyond its bytes: the record that holds it. */
 export const FRAME_CHARGE = 64;
@@ -118,6 +118,10 @@ export class Engine implements DeviceHost {
   private readonly routes = new Map<number, Route>();
   /** Peers that go: their calls failed, their groups broken, goodbyes said and heard. */
   private readonly losses: Losses;
+  /** Contexts of the groups the job formed, as the coordinator announced them. */
+  private readonly formedContexts = new Set<number>();
+  /** Contexts that frames named before any group of theirs was known here: each gets timeoutMs to be announced. */
+  private readonly awaitedContexts = new Map<number, NodeJS.Timeout>();
   /** Told when a peer is lost (not when it closed on purpose). */
   onLost: ((peer: number, error: PeerLostError) => void) | undefined;
 
@@ -194,7 +198,53 @@ export class Engine implements DeviceHost {
   route(context: number, name: string, endpoints: Int32Array): Route {
     const route: Route = { context, name, endpoints, mailboxes: this.mailboxesOf(context), failure: undefined };
     this.routes.set(context, route);
+    this.contextFormed(context);
+    // Messages that came before the group was known here are judged now.
+    for (const mailbox of route.mailboxes) {
+      for (const frame of [...(mailbox?.unmatchedMessages() ?? [])]) {
+        const lie = this.envelopeLie(route, frame, frame.peer);
+        if (lie !== undefined) this.refused(frame.peer, lie);
+      }
+    }
     return route;
+  }
+
+  /** The job formed a group with `context` (the coordinator said so): frames naming it are no lie. */
+  contextFormed(context: number): void {
+    this.formedContexts.add(context);
+    clearTimeout(this.awaitedContexts.get(context));
+    this.awaitedContexts.delete(context);
+  }
+
+  /**
+   * What is wrong with the envelope of a message frame from endpoint `peer` in group `route`, if
+   * anything: its source must be the sending endpoint's member, its destination one of this endpoint's.
+   */
+  private envelopeLie(route: Route, frame: Frame, peer: number): FrameError | undefined {
+    const { endpoints, name } = route;
+    if (frame.source >= endpoints.length || endpoints[frame.source] !== peer) {
+      return new FrameError('source', `a message of group '${name}' (context ${frame.context}) from rank ${frame.source}, which is not a member of the sending endpoint ${peer}`);
+    }
+    if (frame.destination >= endpoints.length || endpoints[frame.destination] !== this.rank) {
+      return new FrameError('destination', `a message of group '${name}' (context ${frame.context}) for rank ${frame.destination}, which is not a member of this endpoint ${this.rank}`);
+    }
+    return undefined;
+  }
+
+  /**
+   * A message frame from `link`'s peer names a context no group here has: the job may have formed
+   * it just now (its announcement is on its way, or this endpoint's getGroup is still to come), so
+   * it waits, timeoutMs at most, for the coordinator to announce it; a context never formed is a lie.
+   */
+  private awaitContext(link: Link, context: number): void {
+    if (this.formedContexts.has(context) || this.awaitedContexts.has(context)) return;
+    const { timeoutMs } = this.options;
+    const timer = setTimeout(() => {
+      this.awaitedContexts.delete(context);
+      if (!this.formedContexts.has(context)) this.refused(link.peer, new FrameError('context', `a message of context ${context}, which names no group the job formed within ${timeoutMs} ms`));
+    }, timeoutMs);
+    timer.unref();
+    this.awaitedContexts.set(context, timer);
   }
 
   // ---- sending ----
@@ -516,8 +566,13 @@ export class Engine implements DeviceHost {
         this.losses.goodbyeFrom(link, lostNamedIn(frame));
         return;
       default:
-        this.lost(peer, new TransportError(`endpoint ${peer} sent a frame of unknown type ${String(frame.type)}`));
+        this.refused(peer, new FrameError('type', `a frame of unknown type ${String(frame.type)}`));
     }
+  }
+
+  /** `peer` sent a frame that cannot be right: the job counts it lost (see Losses.refused). */
+  refused(peer: number, error: FrameError): void {
+    this.losses.refused(peer, error);
   }
 
   /**
@@ -550,7 +605,14 @@ export class Engine implements DeviceHost {
   }
 
   private arrive(link: Link, frame: Frame): void {
-    if (this.routes.get(frame.context)?.failure !== undefined) {
+    const route = this.routes.get(frame.context);
+    const lie = route === undefined ? (frame.context === 0 ? new FrameError('context', 'a message of context 0, which no group has') : undefined) : this.envelopeLie(route, frame, link.peer);
+    if (lie !== undefined) {
+      this.refused(link.peer, lie);
+      return;
+    }
+    if (route === undefined) this.awaitContext(link, frame.context);
+    if (route?.failure !== undefined) {
       this.drop(link, frame);
       return;
     }

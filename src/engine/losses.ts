@@ -11,7 +11,8 @@ import { ANY_SOURCE, AlgorithmProbe, MailboxCall, Probe, Receive, SendCall } fro
 import type { PendingCall, Route } from './calls.js';
 import type { Link } from './link.js';
 import type { PendingCalls } from './pending-calls.js';
-import { PeerLostError } from '../base/errors.js';
+import { BadFrameError, PeerLostError } from '../base/errors.js';
+import type { FrameError } from '../base/errors.js';
 
 /**
  * How long a loss a device saw waits before it fails calls and breaks groups: the word on why the
@@ -80,6 +81,21 @@ export class Losses {
   }
 
   /**
+   * `peer` sent a frame that cannot be right (`error`): its fault, not the link's, so its loss
+   * needs no grace. It hears the verdict first, on the link itself (a goodbye naming it), so that
+   * it does not take this endpoint for lost; the job hears it through peerLost (the coordinator).
+   */
+  refused(peer: number, error: FrameError): void {
+    const link = this.links[peer];
+    if (link === undefined || link.failure !== undefined) return;
+    const { labelOf, processOf, rank } = this.names;
+    const verdict = new BadFrameError(`${labelOf(peer)} sent ${labelOf(rank)} a frame that cannot be right, so it counts as lost (${error.field}: ${error.message})`, processOf(peer), error.field, { cause: error, endpointRank: peer });
+    this.host.output(link, goodbye(peer));
+    this.markLost(peer, verdict);
+    this.host.peerLost(peer, verdict);
+  }
+
+  /**
    * `peer` is lost, and with it every endpoint of its process (a process ends whole: a failing
    * thread ends it). Calls that need one of them fail with its error; every group that contains
    * one is broken for good (ULFM's revoke): its pending calls fail now and its later calls at
@@ -117,8 +133,14 @@ export class Losses {
    * here which waited for that peer fails naming the lost process, not the peer that merely closed.
    */
   goodbyeFrom(link: Link, lost: number | undefined): void {
+    // A peer that names itself was dropped by another for a bad frame (refusedBy): it leaves as a lost process, not on purpose.
+    if (lost === link.peer) {
+      this.reportedLost(lost, `another endpoint refused a frame from it, as it said when it closed`);
+      return;
+    }
     link.goodbye = true;
-    if (lost !== undefined) this.reportedLost(lost, link.peer);
+    if (lost === this.names.rank) this.refusedBy(link.peer);
+    else if (lost !== undefined) this.reportedLost(lost, `as ${this.names.labelOf(link.peer)} said when it closed`);
   }
 
   /** A Goodbye on every link to another endpoint, naming the first endpoint this one knew lost. */
@@ -189,10 +211,21 @@ export class Losses {
     this.release(link);
   }
 
-  /** A peer closing named `peer` lost (see goodbyeFrom). */
-  private reportedLost(peer: number, reporter: number): void {
+  /**
+   * `reporter` refused a frame of this endpoint (a goodbye naming its receiver, see refused): the
+   * job counts this endpoint's process as lost, so every call here fails, naming it.
+   */
+  private refusedBy(reporter: number): void {
+    const { labelOf, processOf, rank } = this.names;
+    const loss = new PeerLostError(`${labelOf(rank)} was dropped by ${labelOf(reporter)}, which refused a frame from it as one that cannot be right (its error says what was wrong)`, processOf(rank), { endpointRank: rank });
+    this.markLost(rank, loss);
+    this.host.peerLost(rank, loss);
+  }
+
+  /** A peer closing named `peer` lost (see goodbyeFrom); `how` says who said so, for the message. */
+  private reportedLost(peer: number, how: string): void {
     if (this.links[peer]?.lost !== false || this.names.processOf(peer) === this.names.processOf(this.names.rank)) return;
-    const loss = new PeerLostError(`${this.names.labelOf(peer)} was lost (as ${this.names.labelOf(reporter)} said when it closed)`, this.names.processOf(peer), { endpointRank: peer });
+    const loss = new PeerLostError(`${this.names.labelOf(peer)} was lost (${how})`, this.names.processOf(peer), { endpointRank: peer });
     this.markLost(peer, loss);
     this.host.peerLost(peer, loss);
   }
@@ -244,6 +277,7 @@ export class Losses {
 
 /** `error` restated in terms of one call ("receive from rank 1 of group 'g' failed: ..."). */
 export function callFailure(error: Error, call: string): Error {
+  if (error instanceof BadFrameError) return new BadFrameError(`${call} failed: ${error.message}`, error.processRank, error.field, { cause: error, endpointRank: error.endpointRank });
   if (!(error instanceof PeerLostError)) return error;
   return new PeerLostError(`${call} failed: ${error.message}`, error.processRank, { cause: error, endpointRank: error.endpointRank });
 }

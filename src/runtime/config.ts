@@ -63,6 +63,8 @@ export interface MasterOptions {
   interface?: string;
   /** Encrypt the tcp device's connections with TLS keyed by the job secret (CCJS_TLS; default false; every process of a job must agree). */
   tls?: boolean;
+  /** Check every frame the tcp device carries with a CRC32C, refusing (BadFrameError, field 'checksum') one whose bytes changed on the way (CCJS_CHECKSUM; default false; every process of a job must agree). */
+  checksum?: boolean;
   /** An exception escaping a member's run() aborts the job (true, default) or only rejects start() (false). Not in the config file. */
   abortOnError?: boolean;
   /** Close the master once every member added to it is done (default true). Not in the config file. */
@@ -102,6 +104,7 @@ export interface Config {
   readonly strictSerialization: boolean;
   readonly interface: string | undefined;
   readonly tls: boolean;
+  readonly checksum: boolean;
   readonly abortOnError: boolean;
   readonly autoClose: boolean;
   readonly collectives: SelectionTable | undefined;
@@ -137,6 +140,7 @@ const DEFAULTS: Config = {
   strictSerialization: false,
   interface: undefined,
   tls: false,
+  checksum: false,
   abortOnError: true,
   autoClose: true,
   collectives: undefined,
@@ -163,6 +167,7 @@ const FILE_KEYS = [
   'strictSerialization',
   'interface',
   'tls',
+  'checksum',
   'collectives',
   'algorithms',
   'trace',
@@ -187,6 +192,7 @@ const ENVIRONMENT: Record<string, keyof Config> = {
   CCJS_STRICT_SERIALIZATION: 'strictSerialization',
   CCJS_INTERFACE: 'interface',
   CCJS_TLS: 'tls',
+  CCJS_CHECKSUM: 'checksum',
   CCJS_ALGORITHMS: 'algorithms',
   CCJS_TRACE: 'trace',
   CCJS_TRACE_FILE: 'traceFile',
@@ -243,6 +249,7 @@ export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEn
       return value;
     }),
     tls: pick('tls', boolean),
+    checksum: pick('checksum', boolean),
     abortOnError: pick('abortOnError', boolean),
     autoClose: pick('autoClose', boolean),
     collectives: pick('collectives', (value, source) => checkTable(value, source)),

@@ -35,6 +35,8 @@ export type ToCoordinator =
   | { type: 'get'; group: string; size: number; timeoutMs: number }
   | { type: 'abort'; endpointRank: number; message: string }
   | { type: 'dump'; endpointRank: number }
+  /** This endpoint refused a frame of endpoint `endpointRank` (the message says what was wrong): the job must count it lost. */
+  | { type: 'faulty'; endpointRank: number; message: string }
   /** The world did not form in time here: which endpoints are missing? */
   | { type: 'missing' }
   | { type: 'bye' };
@@ -49,7 +51,8 @@ export type FromCoordinator =
   | { type: 'gaveUp'; timeout: boolean; message: string }
   | { type: 'group'; group: string; context: number; members: MemberAddress[] }
   | { type: 'groupError'; group: string; timeout: boolean; message: string }
-  | { type: 'active'; group: string }
+  /** Group `group` formed with `context` (every endpoint hears it, so that a frame of an unknown context can be judged). */
+  | { type: 'active'; group: string; context: number }
   | { type: 'lost'; endpointRank: number; message: string }
   | { type: 'abort'; endpointRank: number; message: string }
   | { type: 'dump'; endpointRank: number };

@@ -124,6 +124,7 @@ export function parseToCoordinator(value: unknown, job: JobShape): ToCoordinator
     case 'get':
       return { type, group: groupName(read), size: read.integer('size', 1, MAX_INT32), timeoutMs: read.integer('timeoutMs', 0, MAX_TIMEOUT_MS) };
     case 'abort':
+    case 'faulty':
       return { type, endpointRank: read.integer('endpointRank', 0, endpoints - 1), message: read.string('message', MAX_TEXT_LENGTH) };
     case 'dump':
       return { type, endpointRank: read.integer('endpointRank', 0, endpoints - 1) };
@@ -166,7 +167,7 @@ export function parseFromCoordinator(value: unknown, job: JobShape): FromCoordin
     case 'groupError':
       return { type, group: groupName(read), timeout: read.boolean('timeout'), message: read.string('message', MAX_TEXT_LENGTH) };
     case 'active':
-      return { type, group: groupName(read) };
+      return { type, group: groupName(read), context: read.integer('context', 1, MAX_UINT32) };
     case 'lost':
     case 'abort':
       return { type, endpointRank: read.integer('endpointRank', 0, endpoints - 1), message: read.string('message', MAX_TEXT_LENGTH) };

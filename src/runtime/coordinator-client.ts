@@ -20,6 +20,8 @@ export interface GroupDescription {
 
 export interface CoordinatorEvents {
   lost(endpointRank: number, message: string): void;
+  /** A group formed job-wide with `context`. */
+  formed(context: number): void;
   abort(endpointRank: number, message: string): void;
   /** Another endpoint's watchdog asks every endpoint to log its pending calls. */
   dump(endpointRank: number): void;
@@ -140,6 +142,11 @@ export class CoordinatorClient {
     this.channel?.send({ type: 'abort', endpointRank, message });
   }
 
+  /** Tells the job that endpoint `endpointRank` sent this one a frame that cannot be right (`message`): the job counts it lost. */
+  faulty(endpointRank: number, message: string): void {
+    this.channel?.send({ type: 'faulty', endpointRank, message });
+  }
+
   /** Asks every other endpoint to log its pending calls (the watchdog fired here). */
   dump(endpointRank: number): void {
     this.channel?.send({ type: 'dump', endpointRank });
@@ -182,6 +189,7 @@ export class CoordinatorClient {
         return;
       case 'group':
         this.activeGroups.add(message.group);
+        this.events.formed(message.context);
         this.settle(message.group)?.resolve({ name: message.group, context: message.context, members: message.members });
         return;
       case 'groupError': {
@@ -192,6 +200,7 @@ export class CoordinatorClient {
       }
       case 'active':
         this.activeGroups.add(message.group);
+        this.events.formed(message.context);
         return;
       case 'lost':
         this.events.lost(message.endpointRank, message.message);

@@ -218,6 +218,10 @@ export class Coordinator {
       case 'dump':
         this.broadcast({ type: 'dump', endpointRank }, endpointRank);
         return;
+      case 'faulty':
+        // The verdict of the endpoint that read the bad frame is the job's: every other endpoint, the culprit too, hears the same name.
+        this.broadcast({ type: 'lost', endpointRank: message.endpointRank, message: message.message }, endpointRank);
+        return;
       case 'bye':
         this.leave(endpointRank);
         return;
@@ -316,7 +320,7 @@ export class Coordinator {
     // Contexts are u32 on the wire: wrap (never to 0) rather than fail after 2^32 − 1 groups.
     this.nextContext = (this.nextContext % 0xffff_ffff) + 1;
     this.answerWaiters(record, { type: 'group', group, ...record.formed });
-    this.broadcast({ type: 'active', group });
+    this.broadcast({ type: 'active', group, context: record.formed.context });
   }
 
   private answerWaiters(record: GroupRecord, message: FromCoordinator): void {

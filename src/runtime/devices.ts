@@ -69,7 +69,7 @@ export function planDevices(config: Config, size: number): DevicePlan {
 export async function openDevices(site: DeviceSite, trace: TraceListener | undefined, jobId: () => string | undefined): Promise<OpenDevices> {
   const { config, placement, rank, size, devicePlan } = site;
   const { processRank, threadRank, threadCount } = placement;
-  const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: site.dataHost, timeoutMs: config.timeoutMs, jobId, secret: site.secret, tls: config.tls, trace }) : undefined;
+  const tcp = size > 1 ? await TcpDevice.listen({ rank, listenHost: site.dataHost, timeoutMs: config.timeoutMs, jobId, secret: site.secret, tls: config.tls, checksum: config.checksum, trace }) : undefined;
   const native = shmNative();
   const shm =
     size > 1

@@ -10,7 +10,7 @@
  * the cause. A member whose call failed because of another member (a collective call that failed
  * there, a lost peer) waits a little for that member's abort before it aborts the job itself.
  */
-import { AbortError, CollectiveAbortedError, CollectiveMismatchError, PeerLostError } from '../base/errors.js';
+import { AbortError, BadFrameError, CollectiveAbortedError, CollectiveMismatchError, PeerLostError } from '../base/errors.js';
 import { endpointLabel } from '../engine/endpoints.js';
 import type { Joined } from './bootstrap.js';
 import type { LossNotice } from './heartbeat.js';
@@ -68,7 +68,11 @@ export class FailurePolicy {
     private readonly job: Joined,
     private readonly listeners: FailureListeners,
   ) {
-    job.engine.onLost = (peer, error) => this.tellLost(peer, error.message);
+    job.engine.onLost = (peer, error) => {
+      // A frame this endpoint refused is its verdict on the sender: the job hears it, so that every member names the same process.
+      if (error instanceof BadFrameError) job.client.faulty(peer, error.message);
+      this.tellLost(peer, error.message);
+    };
   }
 
   /**

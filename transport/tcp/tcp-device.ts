@@ -12,9 +12,12 @@ import type { Device, DeviceHost, DevicePeer, Releasable } from '../device.js';
 import type { Frame } from '../frame.js';
 import { COALESCE_BYTES, Connection } from './connection.js';
 import type { ConnectionHandler } from './connection.js';
-import { ConfigError, TimeoutError, TransportError } from '../../src/base/errors.js';
+import { ConfigError, FrameError, TimeoutError, TransportError } from '../../src/base/errors.js';
 import { Gatekeeper, authenticate, handshakeDeadline } from '../../src/security/handshake.js';
 import { describeEncryption, tlsClientOptions, tlsFailure, tlsServerOptions } from '../../src/security/tls.js';
+
+/** How long a dropped peer may take to read what was written to it (a goodbye that says why) and close. */
+const DISCONNECT_GRACE_MS = 1000;
 
 /** Connections still authenticating at once; a flood beyond it drops the oldest. */
 const MAX_UNAUTHENTICATED = 256;
@@ -31,6 +34,8 @@ export interface TcpDeviceOptions {
   readonly secret: Buffer;
   /** Encrypt every connection with TLS keyed by the secret. */
   readonly tls: boolean;
+  /** Check every frame with a CRC32C (checked-blocks.ts); every endpoint of the job must agree. */
+  readonly checksum?: boolean;
   /** Told once per encrypted link (CCJS_TRACE). */
   readonly trace?: ((line: string) => void) | undefined;
 }
@@ -135,7 +140,7 @@ export class TcpDevice implements Device {
   }
 
   disconnect(peer: number): void {
-    this.connections.get(peer)?.socket.destroy();
+    this.connections.get(peer)?.endSoon(DISCONNECT_GRACE_MS);
   }
 
   async close(): Promise<void> {
@@ -165,7 +170,7 @@ export class TcpDevice implements Device {
         this.tune(socket);
         authenticate(socket, this.options.secret, 'client', handshakeDeadline(this.options.timeoutMs)).then(
           () => {
-            const connection = new Connection(socket, this.handlerFor(rank));
+            const connection = new Connection(socket, this.handlerFor(rank), this.options.checksum);
             connection.hello(this.options.rank, Buffer.from(this.options.jobId() ?? ''));
             this.connections.set(rank, connection);
             this.traceEncryption(rank);
@@ -199,7 +204,8 @@ export class TcpDevice implements Device {
         else this.admit(early);
       },
       closed: () => {},
-    });
+      refused: () => socket.destroy(),
+    }, this.options.checksum);
   }
 
   private admit(early: EarlyConnection): void {
@@ -231,7 +237,8 @@ export class TcpDevice implements Device {
   private handlerFor(rank: number): ConnectionHandler {
     return {
       frame: (frame) => this.host?.deliver(rank, frame),
-      hello: () => this.connections.get(rank)?.socket.destroy(new TransportError(`endpoint ${rank} said hello twice`)),
+      hello: () => this.host?.refused(rank, new FrameError('type', 'a second hello')),
+      refused: (error) => this.host?.refused(rank, error),
       closed: (error) => {
         if (this.connections.get(rank) === undefined) return;
         this.host?.lost(rank, error ?? new TransportError(this.closing ? 'connection closed' : 'connection closed without close()'));

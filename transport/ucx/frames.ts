@@ -8,7 +8,7 @@
  * copying).
  */
 import type { Frame } from '../frame.js';
-import { TransportError } from '../../src/base/errors.js';
+import { FrameError, TransportError } from '../../src/base/errors.js';
 import { viewBytes } from '../../src/base/typed-arrays.js';
 import type { BinaryValue } from '../../src/base/typed-arrays.js';
 import { carriedBytes, prefixBytes, writePrefix } from '../stream.js';
@@ -76,7 +76,7 @@ export function readMessage(parts: ArrayBuffer | readonly HeldPart[], receive?: 
       }
       carried += length;
     }
-    if (carried !== frame.size) throw new TransportError(`bad frame: bodies of ${carried} bytes in a message of ${frame.size}`);
+    if (carried !== frame.size) throw new FrameError('size', `bad frame: bodies of ${carried} bytes in a message of ${frame.size}`);
     frame.bodies = bodies;
   }
   if (position !== bytes.length) throw new TransportError(`bad frame: ${bytes.length - position} bytes after the frame`);

@@ -26,7 +26,7 @@
  * (src/runtime/devices.ts); docs/API.md (Security) says what that leaves open.
  */
 import type { Device, DeviceHost, DevicePeer, PollingDevice, Releasable } from '../device.js';
-import { FrameType, carriesOneBinary } from '../frame.js';
+import { FrameType, asFrameError, carriesOneBinary } from '../frame.js';
 import type { Frame } from '../frame.js';
 import { ConfigError, TimeoutError, TransportError } from '../../src/base/errors.js';
 import { MemoryFrames, padded } from '../memory-frames.js';
@@ -280,7 +280,7 @@ export class UcxDevice implements Device, PollingDevice {
           // The addon wrote the frame at an 8-aligned place and left room for its padding.
           if (this.inbox.read(at, at + padded(length), this.deliverFrom) !== padded(length)) throw new TransportError(`bad frame: a message of ${length} bytes`);
         } catch (error) {
-          this.host?.lost(peer, error as Error);
+          this.host?.refused(peer, asFrameError(error));
         }
         return;
       case RecordKind.HELD: {
@@ -291,7 +291,7 @@ export class UcxDevice implements Device, PollingDevice {
           frame = readMessage(parts, (header, length) => this.receiveHeld(peer, header, length));
           if (Array.isArray(parts)) for (const part of parts) this.countReceivedInto(part);
         } catch (error) {
-          this.host?.lost(peer, error as Error);
+          this.host?.refused(peer, asFrameError(error));
           return;
         }
         this.deliver(peer, frame);
