@@ -194,7 +194,7 @@ const ENVIRONMENT: Record<string, keyof Config> = {
 
 const OPTION_KEYS = new Set<string>([...Object.keys(DEFAULTS), 'config', 'processRank', 'processCount', 'coordinator']);
 
-export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEnv = process.env): Config {
+export function resolveConfig(options: MasterOptions = {}, env: Readonly<Record<string, string | undefined>> = process.env): Config {
   for (const key of Object.keys(options)) {
     if (!OPTION_KEYS.has(key)) throw new ConfigError(`unknown option '${key}'; valid options: ${[...OPTION_KEYS].join(', ')}`);
   }

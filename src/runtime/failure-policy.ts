@@ -8,31 +8,8 @@ import { AbortError, PeerLostError } from '../base/errors.js';
 import { endpointLabel } from '../engine/endpoints.js';
 import type { Joined } from './bootstrap.js';
 import type { LossNotice } from './heartbeat.js';
+import type { FailureListeners } from './failure-events.js';
 import { EXIT_ABORTED_ELSEWHERE, exitEndpoint, writeStderr } from './threads.js';
-
-/** A peer endpoint was lost: its process died, its connection closed without close(), or its process's heartbeats stopped for timeoutMs. */
-export interface PeerLostEvent {
-  /** The lost endpoint's process. */
-  readonly process: number;
-  /** The lost endpoint ({@link ColGroupMaster.rank} there). */
-  readonly endpoint: number;
-  /** Why it counts as lost, for people. */
-  readonly reason: string;
-}
-
-/** The job is being aborted: an exception escaped a member's run() at `origin`, here or elsewhere. */
-export interface AbortEvent {
-  /** What failed, naming the member. */
-  readonly message: string;
-  /** The endpoint whose member failed. */
-  readonly origin: number;
-}
-
-/** Who hears of failures: the master's listeners. */
-export interface FailureListeners {
-  peerLost(event: PeerLostEvent): void;
-  abort(event: AbortEvent): void;
-}
 
 export class FailurePolicy {
   /** This endpoint is ending the job's way (abortOnError): later failures are echoes of the first. */
