@@ -57,7 +57,7 @@ export interface MasterOptions {
   host?: string;
   /** Typed arrays nested in an object travel out of band, beside the serialized graph, from this many bytes on (default 1024; CCJS_OOB_THRESHOLD). */
   outOfBandThreshold?: number;
-  /** Reject instances of unregistered classes with a SerializationError instead of sending them as plain objects (CCJS_STRICT_SERIALIZATION). */
+  /** Reject instances of unregistered classes with a SerializationError at the sender (default true); false sends them as plain objects (CCJS_STRICT_SERIALIZATION). */
   strictSerialization?: boolean;
   /** Address or interface name the TCP device listens on (CCJS_INTERFACE; default loopback for a job on one host, else the first external IPv4). */
   interface?: string;
@@ -134,7 +134,7 @@ const DEFAULTS: Config = {
   timeoutMs: 60_000,
   eagerLimit: 128 * 1024,
   outOfBandThreshold: 1024,
-  strictSerialization: false,
+  strictSerialization: true,
   interface: undefined,
   tls: false,
   abortOnError: true,
