@@ -7,6 +7,7 @@
  * @packageDocumentation
  */
 export { ColGroupMaster } from '../groups/col-group-master.js';
+export { world, WorldMember, WORLD_GROUP } from '../groups/world.js';
 export type { MasterEvents, GroupFormedEvent } from '../groups/col-group-master.js';
 export type { PeerLostEvent, AbortEvent } from './runtime/failure-events.js';
 export { ColGroup } from '../groups/col-group.js';
