@@ -18,7 +18,7 @@ import { abandonJoin, bootstrap, coordinatorAddress, followHeartbeats, helloOf, 
 import type { Joined } from '../src/runtime/bootstrap.js';
 import { connectEngine, openDevices } from '../src/runtime/devices.js';
 import { FailurePolicy } from '../src/runtime/failure-policy.js';
-import type { AbortEvent, PeerLostEvent } from '../src/runtime/failure-policy.js';
+import type { AbortEvent, PeerLostEvent } from '../src/runtime/failure-events.js';
 import { listenForLosses } from '../src/runtime/heartbeat.js';
 import { leaveJob } from '../src/runtime/shutdown.js';
 import { startSpinning } from '../src/runtime/spinning.js';

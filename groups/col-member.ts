@@ -400,8 +400,11 @@ export abstract class ColMember {
    * @throws {TypeError} (rejects) if `op` is neither a function nor a {@link ReductionObject}.
    * @throws {RangeError} (rejects) for a root outside the group.
    * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective, root or reduction.
+   * @typeParam T - the type of `data` and of the result.
+   * @typeParam D - the type `op` combines, which `T` must be (a `ReductionObject<Float64Array>` takes a
+   *   `new Float64Array(n)`, whose buffer type is narrower).
    */
-  reduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions<'reduce'>): Promise<T | null> {
+  reduce<T extends D, D = T>(group: ColGroup, data: T, op: ReductionLike<D>, root: number, options?: CollectiveOptions<'reduce'>): Promise<T | null> {
     return collectives.reduce(this.#core, group, data, op, root, options);
   }
 
@@ -410,8 +413,11 @@ export abstract class ColMember {
    *
    * @throws {TypeError} (rejects) if `op` is neither a function nor a {@link ReductionObject}.
    * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective or reduction.
+   * @typeParam T - the type of `data` and of the result.
+   * @typeParam D - the type `op` combines, which `T` must be (a `ReductionObject<Float64Array>` takes a
+   *   `new Float64Array(n)`, whose buffer type is narrower).
    */
-  allReduce<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, options?: CollectiveOptions<'allReduce'>): Promise<T> {
+  allReduce<T extends D, D = T>(group: ColGroup, data: T, op: ReductionLike<D>, options?: CollectiveOptions<'allReduce'>): Promise<T> {
     return collectives.allReduce(this.#core, group, data, op, options);
   }
 
@@ -467,8 +473,10 @@ export abstract class ColMember {
    *
    * @throws {TypeError} (rejects) if `op` is not a reduction or `data` does not implement {@link DividableData}.
    * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective or reduction.
+   * @typeParam E - the type of the elements and of the result.
+   * @typeParam D - the type `op` combines, which `E` must be.
    */
-  reduceScatter<E>(group: ColGroup, data: DividableData<E>, op: ReductionLike<NoInfer<E>>, options?: CollectiveOptions<'reduceScatter'>): Promise<E> {
+  reduceScatter<E extends D, D = E>(group: ColGroup, data: DividableData<E>, op: ReductionLike<D>, options?: CollectiveOptions<'reduceScatter'>): Promise<E> {
     return collectives.reduceScatter(this.#core, group, data, op, options);
   }
 
@@ -477,8 +485,11 @@ export abstract class ColMember {
    *
    * @throws {TypeError} (rejects) if `op` is neither a function nor a {@link ReductionObject}.
    * @throws {@link CollectiveMismatchError} (rejects) if another member called a different collective or reduction.
+   * @typeParam T - the type of `data` and of the result.
+   * @typeParam D - the type `op` combines, which `T` must be (a `ReductionObject<Float64Array>` takes a
+   *   `new Float64Array(n)`, whose buffer type is narrower).
    */
-  scan<T>(group: ColGroup, data: T, op: ReductionLike<NoInfer<T>>, options?: CollectiveOptions<'scan'>): Promise<T> {
+  scan<T extends D, D = T>(group: ColGroup, data: T, op: ReductionLike<D>, options?: CollectiveOptions<'scan'>): Promise<T> {
     return collectives.scan(this.#core, group, data, op, options);
   }
 }

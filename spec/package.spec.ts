@@ -29,6 +29,8 @@ interface PackResult {
 
 const manifest = readJson<Manifest>(path.join(packageRoot, 'package.json'));
 const typeScriptCompiler = path.join(packageRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+/** TypeScript 7, the native compiler (devDependency @typescript/native-preview). */
+const typeScript7Compiler = path.join(packageRoot, 'node_modules', '@typescript', 'native-preview', 'bin', 'tsgo');
 /** npm and git: installs, builds and clones take a while on a loaded machine. */
 const COMMAND_TIMEOUT_MS = 240_000;
 
@@ -113,6 +115,42 @@ async function main(): Promise<void> {
 
 void main();
 `;
+
+/**
+ * A user's typed reduction over typed arrays (issue 30): `new Float64Array(n)` is a
+ * `Float64Array<ArrayBuffer>` to TypeScript 5.7 and later, the ReductionObject's type parameter an
+ * `ArrayBufferLike` one, and the calls must take both.
+ */
+const TYPED_REDUCTIONS = `import { DividableArray } from 'ccjs';
+import type { ColGroup, ColGroupMaster, ColMember, ReductionObject } from 'ccjs';
+
+const op: ReductionObject<Float64Array> = {
+  reduce(a, b) {
+    const sum = new Float64Array(a.length);
+    for (let i = 0; i < a.length; i++) sum[i] = (a[i] ?? 0) + (b[i] ?? 0);
+    return sum;
+  },
+};
+
+export async function sums(master: ColGroupMaster, member: ColMember, g: ColGroup, n: number): Promise<Float64Array[]> {
+  master.on('peerLost', (event) => console.log(event.process, event.reason));
+  const all: Float64Array = await member.allReduce(g, new Float64Array(n), op);
+  const atRoot: Float64Array | null = await member.reduce(g, new Float64Array(n), op, 0);
+  const prefix: Float64Array = await member.scan(g, new Float64Array(n), op);
+  const blocks = new DividableArray(new Float64Array(g.size() * n));
+  const mine: Float64Array = await member.reduceScatter(g, blocks, op);
+  return [all, atRoot ?? new Float64Array(n), prefix, mine];
+}
+`;
+
+/**
+ * Type-checks TYPED_REDUCTIONS without @types/node (a project need not install it): TypeScript 5
+ * told so by types: [], TypeScript 7 by its defaults, both checking the shipped .d.ts (skipLibCheck off).
+ */
+const TYPE_CHECK_CONFIGS = {
+  'tsconfig.5.json': { compilerOptions: { module: 'nodenext', target: 'es2022', strict: true, noEmit: true, types: [] }, files: ['main.ts'] },
+  'tsconfig.7.json': { compilerOptions: { strict: true, noEmit: true }, files: ['main.ts'] },
+};
 
 /** A TypeScript project as npm init makes it (CommonJS), compiled as Node 20.19+ runs it. */
 const TYPESCRIPT_CONFIG = {
@@ -250,6 +288,9 @@ describe('the built package', function () {
       fs.writeFileSync(path.join(consumer, 'src', 'main.ts'), TYPESCRIPT_CONSUMER);
       writeJson(path.join(consumer, 'tsconfig.json'), TYPESCRIPT_CONFIG);
       fs.writeFileSync(path.join(consumer, 'main.mjs'), ESM_CONSUMER);
+      fs.mkdirSync(path.join(consumer, 'typed'));
+      fs.writeFileSync(path.join(consumer, 'typed', 'main.ts'), TYPED_REDUCTIONS);
+      for (const [name, config] of Object.entries(TYPE_CHECK_CONFIGS)) writeJson(path.join(consumer, 'typed', name), config);
       const cannot = await npmOffline(['ci', '--prefix', consumer]);
       if (cannot !== undefined) {
         console.warn(`      skipped: ${cannot}`);
@@ -268,6 +309,18 @@ describe('the built package', function () {
       const result = await run(process.execPath, [compiled]);
       expectSuccess(result, 'the CommonJS consumer');
       expect(result.stdout).to.equal('rank 0 of 1: total 1\n');
+    });
+
+    it('a strict project without @types/node type-checks typed reductions on TypeScript 5 and 7', async function () {
+      const typed = path.join(consumer, 'typed');
+      expectSuccess(await run(process.execPath, [typeScriptCompiler, '-p', path.join(typed, 'tsconfig.5.json'), '--pretty', 'false']), 'tsc (TypeScript 5)');
+      if (!fs.existsSync(typeScript7Compiler)) {
+        console.warn(`      skipped TypeScript 7: ${typeScript7Compiler} is missing (run npm ci in ${packageRoot})`);
+        this.skip();
+      }
+      const version = await run(process.execPath, [typeScript7Compiler, '--version']);
+      expect(version.stdout).to.match(/Version 7\./);
+      expectSuccess(await run(process.execPath, [typeScript7Compiler, '-p', path.join(typed, 'tsconfig.7.json'), '--pretty', 'false']), 'tsgo (TypeScript 7)');
     });
 
     it('an ES module imports it and runs on 2 processes under the installed ccjrun', async function () {

@@ -7,8 +7,9 @@
  * @packageDocumentation
  */
 export { ColGroupMaster } from '../groups/col-group-master.js';
+export { world, WorldMember, WORLD_GROUP } from '../groups/world.js';
 export type { MasterEvents, GroupFormedEvent } from '../groups/col-group-master.js';
-export type { PeerLostEvent, AbortEvent } from './runtime/failure-policy.js';
+export type { PeerLostEvent, AbortEvent } from './runtime/failure-events.js';
 export { ColGroup } from '../groups/col-group.js';
 export { InactiveGroup } from '../groups/inactive-group.js';
 export { ColMember, ANY_SOURCE, ANY_TAG } from '../groups/col-member.js';

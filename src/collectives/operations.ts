@@ -39,6 +39,15 @@ interface CallShape<T> {
 const LEARNS_FROM_ROOT: ReadonlySet<CollectiveName> = new Set(['broadcast', 'scatter']);
 
 /**
+ * `opLike` as a ReductionObject of the data's own type `T`. Its declared type `D` may be wider
+ * only in what TypeScript cannot tell apart at run time (a `ReductionObject<Float64Array>` combining
+ * `Float64Array<ArrayBuffer>` data), so its results are taken as `T`, as the caller's data is.
+ */
+function reductionOf<T extends D, D>(opLike: ReductionLike<D>, operation: string): ReductionObject<T> {
+  return toReductionObject(opLike, operation) as ReductionObject<T>;
+}
+
+/**
  * Runs one collective call: takes the group's next operation tag, chooses the algorithm from the
  * call's shape (bytes per member, member count, commutativity, overrides), and makes the
  * signature, as numbers, that names the operation, algorithm, root and reduction, so a member
@@ -123,8 +132,8 @@ export async function broadcast<G extends CollectiveGroup, T>(member: Collective
   });
 }
 
-export async function reduce<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<NoInfer<T>>, root: number, options?: CollectiveOptions): Promise<T | null> {
-  const op = toReductionObject(opLike, 'reduce');
+export async function reduce<G extends CollectiveGroup, T extends D, D = T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<D>, root: number, options?: CollectiveOptions): Promise<T | null> {
+  const op = reductionOf<T, D>(opLike, 'reduce');
   group.checkRank(root, 'reduce root');
   return perform(member, group, 'reduce', root, { bytes: estimatedBytes(value), op, options }, async ({ context, selection }) => {
     const result = await selection.algorithm.run(context, value, op, root);
@@ -132,8 +141,8 @@ export async function reduce<G extends CollectiveGroup, T>(member: CollectiveMem
   });
 }
 
-export async function allReduce<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
-  const op = toReductionObject(opLike, 'allReduce');
+export async function allReduce<G extends CollectiveGroup, T extends D, D = T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<D>, options?: CollectiveOptions): Promise<T> {
+  const op = reductionOf<T, D>(opLike, 'allReduce');
   return perform(member, group, 'allReduce', -1, { bytes: estimatedBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
 }
 
@@ -171,14 +180,14 @@ export async function allToAll<G extends CollectiveGroup, D extends DividableDat
   return resultObject;
 }
 
-export async function reduceScatter<G extends CollectiveGroup, E>(member: CollectiveMember<G>, group: G, data: DividableData<E>, opLike: ReductionLike<NoInfer<E>>, options?: CollectiveOptions): Promise<E> {
-  const op = toReductionObject(opLike, 'reduceScatter');
+export async function reduceScatter<G extends CollectiveGroup, E extends D, D = E>(member: CollectiveMember<G>, group: G, data: DividableData<E>, opLike: ReductionLike<D>, options?: CollectiveOptions): Promise<E> {
+  const op = reductionOf<E, D>(opLike, 'reduceScatter');
   checkDividable(data, 'reduceScatter: the data');
   const elements = elementsOf(data, group.size());
   return perform(member, group, 'reduceScatter', -1, { bytes: estimatedBytes(elements), op, options }, ({ context, selection }) => selection.algorithm.run(context, elements, op));
 }
 
-export async function scan<G extends CollectiveGroup, T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<NoInfer<T>>, options?: CollectiveOptions): Promise<T> {
-  const op = toReductionObject(opLike, 'scan');
+export async function scan<G extends CollectiveGroup, T extends D, D = T>(member: CollectiveMember<G>, group: G, value: T, opLike: ReductionLike<D>, options?: CollectiveOptions): Promise<T> {
+  const op = reductionOf<T, D>(opLike, 'scan');
   return perform(member, group, 'scan', -1, { bytes: estimatedBytes(value), op, options }, ({ context, selection }) => selection.algorithm.run(context, value, op));
 }

@@ -57,7 +57,7 @@ export interface MasterOptions {
   host?: string;
   /** Typed arrays nested in an object travel out of band, beside the serialized graph, from this many bytes on (default 1024; CCJS_OOB_THRESHOLD). */
   outOfBandThreshold?: number;
-  /** Reject instances of unregistered classes with a SerializationError instead of sending them as plain objects (CCJS_STRICT_SERIALIZATION). */
+  /** Reject instances of unregistered classes with a SerializationError at the sender (default true); false sends them as plain objects (CCJS_STRICT_SERIALIZATION). */
   strictSerialization?: boolean;
   /** Address or interface name the TCP device listens on (CCJS_INTERFACE; default loopback for a job on one host, else the first external IPv4). */
   interface?: string;
@@ -137,7 +137,7 @@ const DEFAULTS: Config = {
   timeoutMs: 60_000,
   eagerLimit: 128 * 1024,
   outOfBandThreshold: 1024,
-  strictSerialization: false,
+  strictSerialization: true,
   interface: undefined,
   tls: false,
   checksum: false,
@@ -200,7 +200,7 @@ const ENVIRONMENT: Record<string, keyof Config> = {
 
 const OPTION_KEYS = new Set<string>([...Object.keys(DEFAULTS), 'config', 'processRank', 'processCount', 'coordinator']);
 
-export function resolveConfig(options: MasterOptions = {}, env: NodeJS.ProcessEnv = process.env): Config {
+export function resolveConfig(options: MasterOptions = {}, env: Readonly<Record<string, string | undefined>> = process.env): Config {
   for (const key of Object.keys(options)) {
     if (!OPTION_KEYS.has(key)) throw new ConfigError(`unknown option '${key}'; valid options: ${[...OPTION_KEYS].join(', ')}`);
   }

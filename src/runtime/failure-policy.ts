@@ -15,31 +15,8 @@ import { endpointLabel } from '../engine/endpoints.js';
 import type { Joined } from './bootstrap.js';
 import type { LossNotice } from './heartbeat.js';
 import type { JobAbort } from './coordinator.js';
+import type { FailureListeners } from './failure-events.js';
 import { EXIT_ABORTED_ELSEWHERE, exitEndpoint, writeStderr } from './threads.js';
-
-/** A peer endpoint was lost: its process died, its connection closed without close(), or its process's heartbeats stopped for timeoutMs. */
-export interface PeerLostEvent {
-  /** The lost endpoint's process. */
-  readonly process: number;
-  /** The lost endpoint ({@link ColGroupMaster.rank} there). */
-  readonly endpoint: number;
-  /** Why it counts as lost, for people. */
-  readonly reason: string;
-}
-
-/** The job is being aborted: an exception escaped a member's run() at `origin`, here or elsewhere. */
-export interface AbortEvent {
-  /** What failed, naming the member. */
-  readonly message: string;
-  /** The endpoint whose member failed. */
-  readonly origin: number;
-}
-
-/** Who hears of failures: the master's listeners. */
-export interface FailureListeners {
-  peerLost(event: PeerLostEvent): void;
-  abort(event: AbortEvent): void;
-}
 
 /** How long a member whose collective call failed elsewhere waits for that member's abort, and an endpoint for the coordinator to say whose abort came first (ms). */
 const CAUSE_WAIT_MS = 1000;

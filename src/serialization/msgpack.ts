@@ -13,6 +13,7 @@ import {
   resolveSerializerOptions,
   unknownClassError,
   unregisteredClassError,
+  isBuiltinObject,
   type ResolvedSerializerOptions,
   type SerializerOptions,
 } from './registry.js';
@@ -123,8 +124,8 @@ function encodeExtension(value: unknown, state: CodecState): ExtData | null {
   if (value instanceof Date) return encodeDate(value);
   if (value instanceof Map) return new ExtData(Ext.Map, encodeNested(state, flattenMap(value)));
   if (value instanceof Set) return new ExtData(Ext.Set, encodeNested(state, [...value]));
-  if (state.options.strict) throw unregisteredClassError(value);
-  return null; // an instance of an unregistered class, sent as a plain object
+  if (state.options.strict && !isBuiltinObject(value)) throw unregisteredClassError(value);
+  return null; // an instance of an unregistered class (or an Error, ...), sent as a plain object
 }
 
 function decodeExtension(data: Uint8Array, type: number, state: CodecState): unknown {

@@ -11,7 +11,10 @@ import { DEFAULT_OUT_OF_BAND_THRESHOLD } from '../base/typed-arrays.js';
 export interface SerializerOptions {
   /** Binary values of at least this many bytes travel out of band (default 1024). */
   outOfBandThreshold?: number;
-  /** Reject instances of unregistered classes instead of sending them as plain objects (default false). */
+  /**
+   * Reject instances of unregistered classes with a SerializationError (default true); false sends
+   * them as plain objects (their own enumerable fields, without their prototype).
+   */
   strict?: boolean;
 }
 
@@ -21,7 +24,7 @@ export interface ResolvedSerializerOptions {
 }
 
 export function resolveSerializerOptions(options: SerializerOptions): ResolvedSerializerOptions {
-  const { outOfBandThreshold = DEFAULT_OUT_OF_BAND_THRESHOLD, strict = false } = options;
+  const { outOfBandThreshold = DEFAULT_OUT_OF_BAND_THRESHOLD, strict = true } = options;
   if (typeof outOfBandThreshold !== 'number' || Number.isNaN(outOfBandThreshold) || outOfBandThreshold < 0) {
     throw new ConfigError(`outOfBandThreshold must be a number of bytes >= 0, not ${String(outOfBandThreshold)}`);
   }
@@ -143,6 +146,14 @@ export function isClassInstance(value: object): boolean {
   return prototype !== Object.prototype && prototype !== Array.prototype && prototype !== null;
 }
 
+/**
+ * Built-in objects that travel without registration even in strict mode: errors, regular
+ * expressions and boxed primitives (binary values, Date, Map and Set each have their own encoding).
+ */
+export function isBuiltinObject(value: object): boolean {
+  return value instanceof Error || value instanceof RegExp || value instanceof Boolean || value instanceof Number || value instanceof String;
+}
+
 /** The class name of a class instance, for messages. */
 export function classNameOf(value: object): string {
   const ctor: unknown = (value as { constructor?: unknown }).constructor;
@@ -151,8 +162,10 @@ export function classNameOf(value: object): string {
 
 /** What strict mode throws for an instance of an unregistered class. */
 export function unregisteredClassError(value: object): SerializationError {
+  const name = classNameOf(value);
   return new SerializationError(
-    `an instance of unregistered class ${classNameOf(value)} (register it with registerClass, or turn strict off to send it as a plain object)`,
+    `an instance of unregistered class ${name}, which would arrive as a plain object without its methods: ` +
+      `call registerClass(${name}) in every process before sending it, or pass strictSerialization: false (CCJS_STRICT_SERIALIZATION=0) to send such instances as plain objects`,
   );
 }
 

@@ -16,6 +16,7 @@ import {
   resolveSerializerOptions,
   unknownClassError,
   unregisteredClassError,
+  isBuiltinObject,
   type RegisteredClass,
   type ResolvedSerializerOptions,
   type SerializerOptions,
@@ -183,11 +184,7 @@ function isV8Atom(value: object): boolean {
   return (
     typeCodeOf(value) !== undefined ||
     value instanceof Date ||
-    value instanceof RegExp ||
-    value instanceof Error ||
-    value instanceof Boolean ||
-    value instanceof Number ||
-    value instanceof String
+    isBuiltinObject(value)
   );
 }
 
