@@ -6,7 +6,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Frame } from '../frame.js';
-import { viewBytes, writeBinary } from '../../src/base/typed-arrays.js';
+import { byteWindows, writeBinary } from '../../src/base/typed-arrays.js';
 import type { Releasable } from '../device.js';
 import { FrameReader, carriedBytes, helloBytes, prefixBytes, writePrefix } from '../stream.js';
 import type { FrameHandler } from '../stream.js';
@@ -69,14 +69,14 @@ export class Connection {
     }
     this.socket.cork();
     this.socket.write(first);
-    const nonEmpty = frame.bodies.filter((body) => body.byteLength > 0);
-    nonEmpty.forEach((body, index) => {
-      const bytes = viewBytes(body);
+    // A body longer than one view (MAX_BYTE_VIEW) goes as several.
+    const views = frame.bodies.filter((body) => body.byteLength > 0).flatMap((body) => byteWindows(body));
+    views.forEach((bytes, index) => {
       const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      this.socket.write(view, index === nonEmpty.length - 1 ? () => releasable?.released() : undefined);
+      this.socket.write(view, index === views.length - 1 ? () => releasable?.released() : undefined);
     });
     this.socket.uncork();
-    return nonEmpty.length === 0;
+    return views.length === 0;
   }
 
   /** Flushes what was written and closes; resolves when the socket is gone. */
