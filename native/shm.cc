@@ -208,8 +208,9 @@ Napi::Value Copy(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value ReceiveBuffer(const Napi::CallbackInfo& info) {
-  size_t length = info[0].As<Napi::Number>().Int64Value();
-  return ccjs::HandOver(info.Env(), ccjs::ReceiveMemory::OfThisThread().Take(length), length);
+  int64_t length = info[0].As<Napi::Number>().Int64Value();
+  if (length < 0) throw Napi::RangeError::New(info.Env(), "receiveBuffer: a length of " + std::to_string(length));
+  return ccjs::ReceiveBuffer(info.Env(), static_cast<size_t>(length));
 }
 
 // A word whose value a peer checks through process_vm_readv before it reads bodies that way.
@@ -334,10 +335,9 @@ Napi::Value Fetch(const Napi::CallbackInfo& info) {
   }
   Napi::Array bodies = Napi::Array::New(env, count);
   for (uint32_t i = 0; i < count; i += 1) {
-    size_t length = remote[i].iov_len;
-    void* data = ccjs::ReceiveMemory::OfThisThread().Take(length);
-    local[i] = {data, length};
-    bodies[i] = ccjs::HandOver(env, data, length);
+    Napi::ArrayBuffer body = ccjs::ReceiveBuffer(env, remote[i].iov_len);
+    local[i] = {body.Data(), remote[i].iov_len};
+    bodies[i] = body;
   }
   int error = ReadFrom(pid, local.data(), remote.data(), count);
   if (error != 0) throw ErrnoError(env, "reading bodies from process " + std::to_string(pid), error);

@@ -8,9 +8,9 @@
  */
 import { Frame, FrameType } from './frame.js';
 import { FrameError, TransportError } from '../src/base/errors.js';
-import { TYPED_ARRAY_CODES, TYPED_ARRAY_TYPES } from '../src/base/typed-arrays.js';
-import { freshBytes } from './body-memory.js';
-import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, checkBodyCount, readHeader, readUInt64, writeHeader, writeUInt64 } from './wire.js';
+import { TYPED_ARRAY_CODES, TYPED_ARRAY_TYPES, byteWindows } from '../src/base/typed-arrays.js';
+import { freshBody } from './body-memory.js';
+import { HEADER_BYTES, LAST_ENGINE_FRAME_TYPE, bodyCountOf, checkBodyCount, checkBodyLength, readHeader, readUInt64, writeHeader, writeUInt64 } from './wire.js';
 
 /** A device-level frame: the dialling endpoint introduces itself (source = its rank, payload = job id). */
 export const HELLO_FRAME = LAST_ENGINE_FRAME_TYPE + 1;
@@ -93,6 +93,8 @@ export class FrameReader {
   private frameBytes = 0;
   /** The next body is a small typed array, not allocated yet: read it in one go if it is all there. */
   private smallBodyPending = false;
+  /** The rest of a body longer than one view (MAX_BYTE_VIEW), to be filled after `target`. */
+  private windowsLeft: Uint8Array[] = [];
 
   constructor(
     private handler: FrameHandler,
@@ -161,6 +163,7 @@ export class FrameReader {
         let total = 0;
         for (let i = 0; i < state.count; i += 1) {
           const length = readUInt64(bytes, 8 * i);
+          checkBodyLength(state.frame, state.count, i, length);
           total += length;
           lengths.push(length);
         }
@@ -169,9 +172,12 @@ export class FrameReader {
         this.nextBody(state.frame, lengths, 0);
         return;
       }
-      case 'bodies':
-        this.nextBody(state.frame, state.lengths, state.index + 1);
+      case 'bodies': {
+        const window = this.windowsLeft.shift();
+        if (window !== undefined) this.expect(state, window);
+        else this.nextBody(state.frame, state.lengths, state.index + 1);
         return;
+      }
       case 'padding':
         this.finish(state.frame);
         return;
@@ -218,9 +224,16 @@ export class FrameReader {
   }
 
   private allocateBody(frame: Frame, index: number, length: number): void {
-    const body = freshBytes(length);
+    let body: Uint8Array | ArrayBuffer;
+    try {
+      body = freshBody(length);
+    } catch (error) {
+      throw new TransportError(`cannot allocate a received body of ${length} bytes: ${(error as Error).message}`, { cause: error });
+    }
     frame.bodies[index] = body;
-    this.target = body;
+    const [first, ...rest] = body instanceof Uint8Array ? [body] : byteWindows(body);
+    this.windowsLeft = rest;
+    this.target = first as Uint8Array;
     this.filled = 0;
   }
 

@@ -14,6 +14,7 @@
  */
 import { Frame, FrameType, NO_BODIES } from './frame.js';
 import { TransportError } from '../src/base/errors.js';
+import { maxMessageBytes, unreceivable } from './body-memory.js';
 
 export const MAGIC = 0xcc;
 export const WIRE_VERSION = 2;
@@ -118,9 +119,16 @@ export function checkBodyCount(frame: Frame, count: number): void {
   if (frame.type === FrameType.Eager || frame.type === FrameType.Data) {
     if (count > MAX_BODIES) throw new TransportError(`bad frame: ${count} bodies`);
     if (count === 0 && frame.size !== 0) throw new TransportError(`bad frame: no bodies in a message of ${frame.size} bytes`);
+    if (frame.size > maxMessageBytes()) throw new TransportError(`bad frame: a message of ${frame.size} bytes, more than this machine's memory (${maxMessageBytes()} bytes) could ever hold`);
   } else if (count !== 0) {
     throw new TransportError(`bad frame: a control frame with ${count} bodies`);
   }
+}
+
+/** Throws for body `index` (of `count`, `length` bytes) of a message frame that this endpoint could never hold (see unreceivable). */
+export function checkBodyLength(frame: Frame, count: number, index: number, length: number): void {
+  const why = unreceivable(frame.format, count, index, length);
+  if (why !== undefined) throw new TransportError(`bad frame: ${why}`);
 }
 
 export function bodyCountOf(source: Buffer, offset: number): number {

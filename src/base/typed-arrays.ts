@@ -3,6 +3,7 @@
  * that they travel without per-element encoding and arrive as the same type. Decoding builds the
  * value over the received bytes without copying whenever their alignment allows.
  */
+import { constants } from 'node:buffer';
 import { SerializationError } from './errors.js';
 
 /** Every value `typeCodeOf` recognises. */
@@ -140,9 +141,45 @@ export function typeNameOf(code: TypeCode): string {
   return BINARY_TYPES[code]?.name ?? `unknown binary type ${code}`;
 }
 
-/** The bytes of a binary value as a Uint8Array sharing its memory (no copy). */
+/**
+ * Most elements a typed array has in this Node (buffer.constants.MAX_LENGTH: 2^32 on Node 20), so
+ * also the longest Uint8Array and Buffer. A Float64Array, a DataView or an ArrayBuffer may have
+ * more bytes than that: its bytes are then seen through several views (byteWindows).
+ */
+export const MAX_BYTE_VIEW = constants.MAX_LENGTH;
+
+/** Most bytes a value of binary type `code` can have in this Node (a DataView or ArrayBuffer: as many as memory holds). */
+export function maxBinaryBytes(code: TypeCode): number {
+  const type = BINARY_TYPES[code];
+  if (type === undefined || type.prototype === DataView.prototype || type.prototype === ArrayBuffer.prototype) return Number.MAX_SAFE_INTEGER;
+  return MAX_BYTE_VIEW * type.bytesPerElement;
+}
+
+/** The bytes of a binary value as a Uint8Array sharing its memory (no copy); at most MAX_BYTE_VIEW of them (else byteWindows). */
 export function viewBytes(value: BinaryValue): Uint8Array {
   return ArrayBuffer.isView(value) ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength) : new Uint8Array(value);
+}
+
+/** Bytes [start, start + length) of a binary value as a Uint8Array sharing its memory (`length` at most MAX_BYTE_VIEW). */
+export function bytesAt(value: BinaryValue, start: number, length: number): Uint8Array {
+  return ArrayBuffer.isView(value) ? new Uint8Array(value.buffer, value.byteOffset + start, length) : new Uint8Array(value, start, length);
+}
+
+/** All bytes of a binary value, in order, as views of at most `window` bytes each: one view when it fits. */
+export function byteWindows(value: BinaryValue, window = MAX_BYTE_VIEW): Uint8Array[] {
+  if (value.byteLength <= window) return [viewBytes(value)];
+  const windows: Uint8Array[] = [];
+  for (let start = 0; start < value.byteLength; start += window) windows.push(bytesAt(value, start, Math.min(window, value.byteLength - start)));
+  return windows;
+}
+
+/** Copies all bytes of `source` into `target` from byte `offset` on, whatever their lengths. */
+export function copyBinaryInto(target: BinaryValue, offset: number, source: BinaryValue): void {
+  let at = offset;
+  for (const window of byteWindows(source)) {
+    bytesAt(target, at, window.byteLength).set(window);
+    at += window.byteLength;
+  }
 }
 
 /** A copy of `bytes` in a fresh ArrayBuffer (unlike Buffer#slice, which returns a view). */
@@ -174,11 +211,14 @@ export function fromBytes(code: TypeCode, bytes: BinaryValue, owned = false): Bi
   const type = BINARY_TYPES[code];
   if (type === undefined) throw new SerializationError(`cannot decode binary data of unknown type code ${code}`);
   if (Object.getPrototypeOf(bytes) === type.prototype && (owned || ownsItsBytes(bytes))) return bytes;
-  if (!(bytes instanceof Uint8Array)) return fromBytes(code, viewBytes(bytes));
   const { byteLength } = bytes;
   if (byteLength % type.bytesPerElement !== 0) {
     throw new SerializationError(`cannot decode a ${type.name} from ${byteLength} bytes: not a multiple of ${type.bytesPerElement}`);
   }
+  if (byteLength > maxBinaryBytes(code)) throw new SerializationError(`cannot decode a ${type.name} from ${byteLength} bytes: this Node's ${type.name} holds at most ${maxBinaryBytes(code)}`);
+  // A body longer than any Uint8Array arrives as an ArrayBuffer of its own.
+  if (bytes instanceof ArrayBuffer) return type.build(bytes, 0, byteLength);
+  if (!(bytes instanceof Uint8Array)) return fromBytes(code, viewBytes(bytes));
   const source = ownsItsBytes(bytes) ? bytes : copyBytes(bytes);
   return type.build(source.buffer as ArrayBuffer, 0, byteLength);
 }

@@ -11,7 +11,7 @@
  */
 import { bodyTypeCode } from '../../transport/frame.js';
 import type { Frame } from '../../transport/frame.js';
-import { copyBinary, typedArrayOver, viewBytes } from '../base/typed-arrays.js';
+import { MAX_BYTE_VIEW, copyBinary, typedArrayOver, viewBytes } from '../base/typed-arrays.js';
 
 /** Bodies from this many bytes up are copied into pooled memory; smaller ones the usual way. */
 const POOLED_BYTES = 64 * 1024;
@@ -32,7 +32,8 @@ export class CopyPool {
       if (i === 0 && frame.ownsFirstBody) continue;
       const code = bodyTypeCode(frame, i);
       // An ArrayBuffer cannot be a window on pooled memory.
-      if (body.byteLength < POOLED_BYTES || body instanceof ArrayBuffer) {
+      // Nor can a body longer than one view (MAX_BYTE_VIEW): a copy of its own type.
+      if (body.byteLength < POOLED_BYTES || body instanceof ArrayBuffer || body.byteLength > MAX_BYTE_VIEW) {
         bodies[i] = copyBinary(code, body);
         continue;
       }

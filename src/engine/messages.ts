@@ -10,7 +10,7 @@ import { collectiveOf, describeSignature, sameOperation } from './signature.js';
 import type { Signature } from './signature.js';
 import { progressEngine } from './progress.js';
 import { encodeMessage, decodeMessage } from '../serialization/message.js';
-import { fromBytes, typeCodeOf, viewBytes, isBinaryFormat } from '../base/typed-arrays.js';
+import { MAX_BYTE_VIEW, copyBinaryInto, fromBytes, typeCodeOf, isBinaryFormat } from '../base/typed-arrays.js';
 import type { BinaryValue } from '../base/typed-arrays.js';
 import type { Serializer } from '../serialization/serializer.js';
 import { CollectiveMismatchError, ReceiveBufferError } from '../base/errors.js';
@@ -164,17 +164,19 @@ export class MemberReceive extends Receive {
 
   override destinationFor(format: number, bytes: number): Uint8Array | undefined {
     const into = this.into;
-    return into !== undefined && unfitFor(into, isBinaryFormat(format), bytes) === undefined ? new Uint8Array(into.buffer, into.byteOffset, bytes) : undefined;
+    // Past one view's length (MAX_BYTE_VIEW), the body is read elsewhere and copied into `into` window by window.
+    return into !== undefined && bytes <= MAX_BYTE_VIEW && unfitFor(into, isBinaryFormat(format), bytes) === undefined ? new Uint8Array(into.buffer, into.byteOffset, bytes) : undefined;
   }
 
   /** The message's bytes in `into` (copied there unless a device read them there), as a view of `into`'s kind. */
   private placed(frame: Frame, into: ArrayBufferView): ArrayBufferView {
     const body = frame.bodies[0];
-    const bytes = carriesOneBinary(frame) && body !== undefined ? viewBytes(body) : undefined;
+    const bytes = carriesOneBinary(frame) ? body : undefined;
     const length = bytes?.byteLength ?? 0;
     const unfit = unfitFor(into, bytes !== undefined, length);
     if (unfit !== undefined || bytes === undefined) throw new ReceiveBufferError(`${this.describe()}: ${unfit}`);
-    if (bytes.buffer !== into.buffer || bytes.byteOffset !== into.byteOffset) new Uint8Array(into.buffer, into.byteOffset, length).set(bytes);
+    const readInPlace = ArrayBuffer.isView(bytes) && bytes.buffer === into.buffer && bytes.byteOffset === into.byteOffset;
+    if (!readInPlace) copyBinaryInto(into, 0, bytes);
     return into instanceof DataView ? new DataView(into.buffer, into.byteOffset, length) : (into as Uint8Array).subarray(0, length / elementBytes(into));
   }
 

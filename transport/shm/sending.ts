@@ -13,7 +13,8 @@ import { MemoryFrames, padded, paddedFrameBytes } from '../memory-frames.js';
 import { carriedBytes, prefixBytes, writePrefix } from '../stream.js';
 import type { ByteCopy } from '../stream.js';
 import { Queue } from '../../src/base/queue.js';
-import { viewBytes } from '../../src/base/typed-arrays.js';
+import { bytesAt } from '../../src/base/typed-arrays.js';
+import type { BinaryValue } from '../../src/base/typed-arrays.js';
 import type { ShmNative } from './native.js';
 import type { Ring } from './ring.js';
 import { CopyJob, SINGLE_COPY_BYTES, byReference, helpCopy } from './single-copy.js';
@@ -222,7 +223,7 @@ export class RingSender {
     const bodies = frame.bodies.length;
     const unpadded = prefixBytes(frame) + carriedBytes(frame);
     while (item.stage <= bodies + 1) {
-      let source: Uint8Array | undefined;
+      let source: BinaryValue | undefined;
       if (item.stage === 0) {
         if (item.prefix === undefined) {
           item.prefix = Buffer.allocUnsafe(prefixBytes(frame));
@@ -230,14 +231,15 @@ export class RingSender {
         }
         source = item.prefix;
       } else if (item.stage <= bodies) {
-        source = viewBytes(frame.bodies[item.stage - 1] as ArrayBufferView);
+        source = frame.bodies[item.stage - 1] as BinaryValue;
       }
       const length = source === undefined ? padded(unpadded) - unpadded : source.byteLength;
       const remaining = length - item.offset;
       if (remaining > 0) {
         const take = Math.min(ring.room(remaining), remaining, PIPELINE_BYTES);
         if (take === 0) return false;
-        if (source !== undefined) ring.put(source.subarray(item.offset, item.offset + take));
+        // A piece of the body, never all of it at once: a body may be longer than one view (MAX_BYTE_VIEW).
+        if (source !== undefined) ring.put(bytesAt(source, item.offset, take));
         else ring.advance(take);
         // Each piece is visible at once: the reader copies it out while the next one goes in.
         ring.publish();

@@ -23,6 +23,7 @@ import { TransportError } from '../../src/base/errors.js';
 import { viewBytes } from '../../src/base/typed-arrays.js';
 import type { BinaryValue } from '../../src/base/typed-arrays.js';
 import type { Releasable } from '../device.js';
+import { bodyOver } from '../body-memory.js';
 import type { ShmNative } from './native.js';
 import { loadNumber, storeNumber } from './ring.js';
 
@@ -254,7 +255,7 @@ export type Destination = (format: number, bytes: number) => Uint8Array | undefi
 export function fetchBodies(frame: Frame, pid: number, native: ShmNative, job: CopyJob, destination: Destination): Frame {
   const table = viewBytes(frame.bodies[0] as ArrayBufferView);
   const format = tableFormat(table);
-  let bodies: Uint8Array[];
+  let bodies: BinaryValue[];
   try {
     const single = tableCount(table) === 1 ? tableEntry(table, 0) : undefined;
     const into = single === undefined ? undefined : destination(format, single.length);
@@ -263,7 +264,7 @@ export function fetchBodies(frame: Frame, pid: number, native: ShmNative, job: C
       bodies = [into];
     } else {
       const buffers = single !== undefined && single.length >= SHARED_COPY_BYTES ? [copyTogether(single, pid, native, job)] : native.fetch(pid, table);
-      bodies = buffers.map((buffer) => new Uint8Array(buffer));
+      bodies = buffers.map(bodyOver);
     }
   } catch (error) {
     throw new TransportError(`cannot read a message's bodies from process ${pid}: ${(error as Error).message}`, { cause: error });

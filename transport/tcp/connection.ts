@@ -7,7 +7,7 @@
 import type { Socket } from 'node:net';
 import { asFrameError } from '../frame.js';
 import type { Frame } from '../frame.js';
-import { viewBytes, writeBinary } from '../../src/base/typed-arrays.js';
+import { byteWindows, writeBinary } from '../../src/base/typed-arrays.js';
 import type { Releasable } from '../device.js';
 import type { FrameError } from '../../src/base/errors.js';
 import { FrameReader, carriedBytes, helloBytes, prefixBytes, writePrefix } from '../stream.js';
@@ -113,21 +113,21 @@ export class Connection {
       this.socket.write(first);
       return true;
     }
+    // A body longer than one view (MAX_BYTE_VIEW) goes as several.
+    const views = frame.bodies.filter((body) => body.byteLength > 0).flatMap((body) => byteWindows(body));
     if (this.checksum) {
       let crc = crc32c(first.subarray(block));
-      for (const body of frame.bodies) crc = crc32c(viewBytes(body), crc);
+      for (const bytes of views) crc = crc32c(bytes, crc);
       writeBlockHeader(first, 0, prefix + carried, crc);
     }
     this.socket.cork();
     this.socket.write(first);
-    const nonEmpty = frame.bodies.filter((body) => body.byteLength > 0);
-    nonEmpty.forEach((body, index) => {
-      const bytes = viewBytes(body);
+    views.forEach((bytes, index) => {
       const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      this.socket.write(view, index === nonEmpty.length - 1 ? () => releasable?.released() : undefined);
+      this.socket.write(view, index === views.length - 1 ? () => releasable?.released() : undefined);
     });
     this.socket.uncork();
-    return nonEmpty.length === 0;
+    return views.length === 0;
   }
 
   /**

@@ -12,7 +12,8 @@ import { FrameError, TransportError } from '../../src/base/errors.js';
 import { viewBytes } from '../../src/base/typed-arrays.js';
 import type { BinaryValue } from '../../src/base/typed-arrays.js';
 import { carriedBytes, prefixBytes, writePrefix } from '../stream.js';
-import { HEADER_BYTES, bodyCountOf, checkBodyCount, readHeader, readUInt64 } from '../wire.js';
+import { HEADER_BYTES, bodyCountOf, checkBodyCount, checkBodyLength, readHeader, readUInt64 } from '../wire.js';
+import { bodyOver } from '../body-memory.js';
 import type { HeldPart } from './native.js';
 
 /** Bytes of the message that carries `frame`. */
@@ -61,6 +62,7 @@ export function readMessage(parts: ArrayBuffer | readonly HeldPart[], receive?: 
     const bodies: BinaryValue[] = new Array(count);
     for (let i = 0; i < count; i += 1) {
       const length = readUInt64(bytes, HEADER_BYTES + 8 * i);
+      checkBodyLength(frame, count, i, length);
       if (whole) {
         if (length > bytes.length - position) throw new TransportError(`bad frame: a body of ${length} bytes past the message's end`);
         bodies[i] = new Uint8Array(first, position, length);
@@ -72,7 +74,7 @@ export function readMessage(parts: ArrayBuffer | readonly HeldPart[], receive?: 
           part = receive(frame, length);
         }
         if (part.byteLength !== length) throw new TransportError(`bad frame: a body of ${length} bytes in a part of ${part.byteLength}`);
-        bodies[i] = part instanceof Uint8Array ? part : new Uint8Array(part);
+        bodies[i] = part instanceof Uint8Array ? part : bodyOver(part);
       }
       carried += length;
     }
