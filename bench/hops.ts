@@ -8,7 +8,8 @@
  * Rounds alternate the measurements in fresh processes, so that all see the same machine noise;
  * every repetition is kept, and the table gives the best, the median and the spread (max/min).
  *
- *   node dist/bench/hops.js [--quick] [--rounds N]
+ *   node dist/bench/hops.js [--quick] [--rounds N] [--out DIR]
+ * The table and the samples go to DIR/hops.md and DIR/hops.json (DIR: bench/results, the committed results, by default).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,7 +23,7 @@ import { runJob, runScript, runThreads } from './job.js';
 import { rawClient, rawEchoServer } from './raw-net.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
-const RESULTS = path.resolve(path.dirname(SCRIPT), '..', '..', 'bench', 'results');
+const COMMITTED_RESULTS = path.resolve(path.dirname(SCRIPT), '..', '..', 'bench', 'results');
 const quick = process.argv.includes('--quick');
 /** Round trips per repetition, and repetitions per series and run. */
 const TRIPS = quick ? 2_000 : 20_000;
@@ -93,7 +94,17 @@ function flags(): string[] {
   return quick ? ['--quick'] : [];
 }
 
+/** The directory --out names (made if missing), or the committed results'. */
+function resultsDirectory(): string {
+  const index = process.argv.indexOf('--out');
+  if (index < 0) return COMMITTED_RESULTS;
+  const directory = process.argv[index + 1];
+  if (directory === undefined || directory.startsWith('--')) throw new Error('--out needs a directory');
+  return path.resolve(directory);
+}
+
 async function orchestrate(): Promise<void> {
+  const results = resultsDirectory();
   warnIfLoaded();
   const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
   const all: Samples = {};
@@ -134,9 +145,9 @@ async function orchestrate(): Promise<void> {
   const table = lines.join('\n');
   const heading = `One hop, ${rounds} rounds × ${REPETITIONS} repetitions × ${TRIPS} round trips (Node ${process.version}, ${new Date().toISOString()})`;
   process.stdout.write(`\n${heading}\n\n${table}\n\nDevices of the thread-to-thread job:\n${devices}\n`);
-  fs.mkdirSync(RESULTS, { recursive: true });
-  fs.writeFileSync(path.join(RESULTS, 'hops.json'), `${JSON.stringify(all, null, 2)}\n`);
-  fs.writeFileSync(path.join(RESULTS, 'hops.md'), `${heading}\n\n${table}\n\nDevices of the thread-to-thread job:\n\n\`\`\`\n${devices}\n\`\`\`\n`);
+  fs.mkdirSync(results, { recursive: true });
+  fs.writeFileSync(path.join(results, 'hops.json'), `${JSON.stringify(all, null, 2)}\n`);
+  fs.writeFileSync(path.join(results, 'hops.md'), `${heading}\n\n${table}\n\nDevices of the thread-to-thread job:\n\n\`\`\`\n${devices}\n\`\`\`\n`);
 }
 
 const role = process.argv[2];

@@ -3,11 +3,14 @@
  * per track, a box per complete event, coloured by operation and labelled where it fits; for
  * looking at a job where no browser is at hand (Perfetto and chrome://tracing open the file itself).
  *   node dist/bench/trace-svg.js trace.json timeline.svg [--zoom from,to] [--title text]
- * --zoom adds a panel of that window (ms from the first event) below the whole job.
+ * --zoom adds a panel of that window (ms from the first event) below the whole job. trace.json may
+ * also be one endpoint's part (trace.json.2), or the name of a trace an aborted job did not join:
+ * its parts are drawn.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { escape } from './svg.js';
+import { eventsOfPart } from '../src/runtime/trace-file.js';
 import type { TraceEvent as TraceFileEvent } from '../src/runtime/trace-file.js';
 import { isEntryPoint } from './ccjbench.js';
 
@@ -169,6 +172,37 @@ function ticks(from: number, to: number): { step: number; values: number[] } {
   return { step, values };
 }
 
+/**
+ * The events of trace file `file`: the joined trace a job writes, or one endpoint's part (the JSON
+ * array form without its end, as a process that died or a job that aborted leaves it); where an
+ * aborted job left no `file` but its parts (`<file>.<endpoint rank>`), the events of all of them.
+ */
+export function readTraceEvents(file: string): TraceEvent[] {
+  if (!fs.existsSync(file)) {
+    const parts = partsOf(file);
+    if (parts.length === 0) throw new Error(`${file}: there is no such trace file, nor parts of one (${path.basename(file)}.<endpoint rank>)`);
+    return parts.flatMap(readTraceEvents);
+  }
+  const text = fs.readFileSync(file, 'utf8');
+  if (text.trimStart().startsWith('[')) {
+    // A part: its events, however its array ends (or does not).
+    return eventsOfPart(text).map((event) => JSON.parse(event) as TraceEvent);
+  }
+  const { traceEvents } = JSON.parse(text) as { traceEvents?: unknown };
+  if (!Array.isArray(traceEvents)) throw new Error(`${file} is no trace: it holds no traceEvents array`);
+  return traceEvents as TraceEvent[];
+}
+
+/** The parts `<file>.<endpoint rank>` in `file`'s directory, by endpoint rank. */
+function partsOf(file: string): string[] {
+  const prefix = `${path.basename(file)}.`;
+  return fs
+    .readdirSync(path.dirname(file))
+    .filter((name) => name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)))
+    .sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)))
+    .map((name) => path.join(path.dirname(file), name));
+}
+
 function main(argv: readonly string[]): void {
   const positional: string[] = [];
   const options: Record<string, string> = {};
@@ -183,7 +217,7 @@ function main(argv: readonly string[]): void {
     process.exitCode = 2;
     return;
   }
-  const { traceEvents } = JSON.parse(fs.readFileSync(input, 'utf8')) as { traceEvents: TraceEvent[] };
+  const traceEvents = readTraceEvents(input);
   const [from, to] = (options['zoom'] ?? '').split(',').map(Number);
   const zoom = options['zoom'] === undefined ? undefined : { from: from ?? NaN, to: to ?? NaN };
   fs.writeFileSync(output, timelineSvg(traceEvents, options['title'] ?? path.basename(input), zoom));

@@ -7,14 +7,22 @@ import { ColGroupMaster, ConfigError } from '../src/index.js';
 import { chooseDevices, describeDevices } from '../src/engine/endpoints.js';
 import type { DeviceRules, Unavailable, World } from '../src/engine/endpoints.js';
 
+/** Directories configFile made, removed after the suite. */
+const configDirectories: string[] = [];
+
 function configFile(contents: unknown): string {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'ccjs-config-'));
+  configDirectories.push(directory);
   const file = path.join(directory, 'ccjs.config.json');
   fs.writeFileSync(file, JSON.stringify(contents));
   return file;
 }
 
 describe('configuration', function () {
+  after(function () {
+    for (const directory of configDirectories.splice(0)) fs.rmSync(directory, { recursive: true, force: true });
+  });
+
   it('takes options over CCJS_* variables over the config file over defaults', function () {
     const file = configFile({ transport: 'tcp', timeoutMs: 1234, eagerLimit: 99, serializer: 'v8' });
     const env = { CCJS_CONFIG: file, CCJS_TIMEOUT_MS: '5678', CCJS_EAGER_LIMIT: '77' };

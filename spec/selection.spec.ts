@@ -25,7 +25,19 @@ async function traced(size: number, options: Parameters<typeof createMasters>[1]
 
 const chosen = (lines: string[], collective: string) => lines.filter((line) => line.includes(`: ${collective}(`)).map((line) => /\) (\S+),/.exec(line)?.[1]);
 
+/** A fresh directory for a config file, removed after the suite. */
+const configDirectories: string[] = [];
+function configDirectory(): string {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'ccjs-selection-'));
+  configDirectories.push(directory);
+  return directory;
+}
+
 describe('algorithm selection', function () {
+  after(function () {
+    for (const directory of configDirectories.splice(0)) fs.rmSync(directory, { recursive: true, force: true });
+  });
+
   it('follows the built-in table without configuration, and traces each call', async function () {
     const lines = await traced(3, {}, async (member, group) => {
       await member.allReduce(group, 1, Reductions.SUM);
@@ -38,7 +50,7 @@ describe('algorithm selection', function () {
   });
 
   it('lets a config file choose by message size and member count', async function () {
-    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'ccjs-selection-'));
+    const directory = configDirectory();
     const file = path.join(directory, 'ccjs.config.json');
     const table = {
       broadcast: [{ maxBytes: 1024, algorithm: 'flat-nonblocking' }, { maxMembers: 2, algorithm: 'mst' }, { algorithm: 'pipeline-chain' }],
@@ -56,7 +68,7 @@ describe('algorithm selection', function () {
   });
 
   it('lets non-roots that pass null take the root\'s choice from a size-dependent table (tuning never changes results)', async function () {
-    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'ccjs-selection-'));
+    const directory = configDirectory();
     const file = path.join(directory, 'ccjs.config.json');
     const table = {
       broadcast: [{ maxBytes: 1024, algorithm: 'flat-nonblocking' }, { algorithm: 'scatter-allgather' }],

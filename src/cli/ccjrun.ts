@@ -40,7 +40,8 @@ Options:
   -h, --help              print this help
 
 <script> is a .js file, a name standing for <name>.js or <name>/index.js, or a .ts file
-of a package whose compiled twin under dist/ exists. Each output line is prefixed with
+of a package whose compiled twin under dist/ exists (a warning says when the .ts file
+changed after the twin was built). Each output line is prefixed with
 "[rank] ", the rank of the endpoint (process × threads + thread) that wrote it. When a
 process fails, the others are stopped and ccjrun exits non-zero.
 `;
@@ -185,7 +186,16 @@ function compiledTwin(typeScriptFile: string, argument: string): string {
   if (twin === undefined) {
     throw new ConfigError(`${argument} is TypeScript and has no compiled twin (tried ${candidates.map((file) => path.relative(packageRoot, file)).join(', ')}); build first`);
   }
+  warnIfStale(typeScriptFile, twin, argument);
   return twin;
+}
+
+/** A twin older than its source runs code that is no longer there: say so, and run it all the same. */
+function warnIfStale(typeScriptFile: string, twin: string, argument: string): void {
+  if (statSync(typeScriptFile).mtimeMs <= statSync(twin).mtimeMs) return;
+  process.stderr.write(
+    `ccjrun: warning: ${argument} changed after ${path.relative(process.cwd(), twin)} was built from it; running the older build: rebuild first (e.g. npx tsc)\n`,
+  );
 }
 
 function twinCandidates(packageRoot: string, typeScriptFile: string): string[] {

@@ -10,7 +10,7 @@ import type { FromCoordinator, Hello, MemberAddress, ToCoordinator } from './con
 import { parseFromCoordinator, worldFrameLimit } from './control-messages.js';
 import type { World } from '../engine/endpoints.js';
 import { ConfigError, GroupError, PeerLostError, TimeoutError, TransportError } from '../base/errors.js';
-import { authenticate, handshakeDeadline } from '../security/handshake.js';
+import { HandshakeError, authenticate, handshakeDeadline } from '../security/handshake.js';
 
 export interface GroupDescription {
   readonly name: string;
@@ -75,6 +75,13 @@ export class CoordinatorClient {
     try {
       await authenticate(socket, secret, 'client', Math.max(1, Math.min(handshakeDeadline(timeoutMs), deadline - Date.now())));
     } catch (error) {
+      if (error instanceof HandshakeError && !error.peerGreeted) {
+        throw new ConfigError(
+          `${who}: what listens at ${where} is not a ccjs coordinator (${error.message}): another program holds the coordinator's port, ` +
+            "so process 0 cannot listen there; set CCJS_COORDINATOR=host:port to a free port of process 0's host, the same for every process",
+          { cause: error },
+        );
+      }
       throw new ConfigError(
         `${who}: the coordinator at ${where} did not accept this process (${(error as Error).message}); ` +
           'every process of a job needs the same job secret (CCJS_SECRET or CCJS_SECRET_FILE; ccjrun, and launchers on one host, provide one)',

@@ -81,7 +81,13 @@ export class Coordinator {
   static async start(host: string, port: number, processCount: number, threadCount: number, jobKey: string, secret: Buffer, timeoutMs: number): Promise<Coordinator> {
     const server = net.createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (error) => reject(new TransportError(`coordinator cannot listen on ${host}:${port}: ${error.message}`, { cause: error })));
+      server.once('error', (error: NodeJS.ErrnoException) => {
+        const advice =
+          error.code === 'EADDRINUSE'
+            ? `; port ${port} is taken by another program: set CCJS_COORDINATOR=host:port to a free port of this host (the same for every process), or CCJS_COORDINATOR=file:<path> on one host or a shared file system to let process 0 choose one`
+            : '';
+        reject(new TransportError(`coordinator cannot listen on ${host}:${port}: ${error.message}${advice}`, { cause: error }));
+      });
       server.listen(port, host, () => resolve());
     });
     return new Coordinator(server, processCount, threadCount, jobKey, secret, timeoutMs);

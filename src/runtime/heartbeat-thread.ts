@@ -165,10 +165,18 @@ function join(): void {
     socket.destroy();
     declareLost(0, reason);
   };
+  /** Beats, its hello and its bye go out only after the handshake: before, they would read as a stranger's bytes. */
+  let authenticated = false;
+  const sayBye = () => {
+    send(socket, 'bye');
+    // The thread ends once the server closed its side too (or its master stops waiting).
+    socket.end();
+  };
   socket.on('error', () => {});
   socket.once('connect', () => {
     // A failed handshake destroys the socket: its close below declares the server lost.
     authenticate(socket, secret, 'client', handshakeDeadline(settings.timeoutMs)).then(() => {
+      authenticated = true;
       send(socket, `hello ${settings.processRank}`);
       readLines(socket, (line) => {
         lastHeard = Date.now();
@@ -176,12 +184,16 @@ function join(): void {
         const lost = /^lost (\d+) (.*)$/.exec(line);
         if (lost) declareLost(Number(lost[1]), lost[2] as string);
       });
+      // A short job may stop before its handshake is done: it still ends as a member, not a stranger.
+      if (leaving) sayBye();
     }, () => undefined);
   });
   // Process 0 may have ended because the job was aborted: its main thread's word on that travels
   // on the control connection, and must reach the endpoints here first.
   socket.on('close', () => setTimeout(() => loseServer('its heartbeat connection closed without close()'), CLOSE_GRACE_MS));
-  const beat = setInterval(() => send(socket, 'beat'), settings.periodMs);
+  const beat = setInterval(() => {
+    if (authenticated) send(socket, 'beat');
+  }, settings.periodMs);
   const watch = setInterval(() => {
     if (Date.now() - lastHeard > settings.timeoutMs) loseServer(`no heartbeat from it for ${settings.timeoutMs} ms`);
   }, WATCH_MS);
@@ -191,9 +203,7 @@ function join(): void {
     leaving = true;
     clearInterval(beat);
     clearInterval(watch);
-    send(socket, 'bye');
-    // The thread ends once the server closed its side too (or its master stops waiting).
-    socket.end();
+    if (authenticated) sayBye();
     channel.close();
     parentPort?.close();
   });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import { ConfigError } from '../base/errors.js';
 
 /** Which launcher started this process ('single': none, a lone process). */
@@ -54,9 +55,18 @@ const LAUNCHER_DESCRIPTIONS: Record<LauncherName, string> = {
 };
 
 const LOOPBACK_HOST = '127.0.0.1';
-// Derived ports stay clear of well-known and registered low ports; the span keeps collisions rare.
-const DERIVED_PORT_BASE = 20000;
-const DERIVED_PORT_SPAN = 40000;
+// Derived ports stay clear of well-known and most registered low ports.
+const DERIVED_PORT_LOWEST = 10000;
+const HIGHEST_PORT = 65535;
+/** Where the kernel picks its ephemeral ports (connections' local ports). */
+const EPHEMERAL_RANGE_FILE = '/proc/sys/net/ipv4/ip_local_port_range';
+/** Without /proc: Linux's default range (32768–60999) and IANA's (49152–65535), which BSDs, macOS and Windows use. */
+const USUAL_EPHEMERAL_RANGE: PortRange = { lowest: 32768, highest: HIGHEST_PORT };
+
+interface PortRange {
+  readonly lowest: number;
+  readonly highest: number;
+}
 
 /**
  * Reads rank, size and coordinator address from the variables of ccjrun, Open MPI, MPICH hydra,
@@ -189,10 +199,33 @@ function settleCoordinator(view: LauncherView): CoordinatorAddress | null {
   return { host, port: derivePort(view.launcher, view.jobIdentity) };
 }
 
-/** Same port in every rank of one job, almost surely different between concurrent jobs. */
+/**
+ * Same port in every rank of one job, almost surely different between concurrent jobs, and outside
+ * the kernel's ephemeral range: a port in it may be any connection's local port at any moment
+ * (process 0 could not listen there), and a process connecting to it may even meet itself.
+ */
 function derivePort(launcher: LauncherName, jobIdentity: string): number {
   const digest = createHash('sha256').update(`${launcher}\0${jobIdentity}`).digest();
-  return DERIVED_PORT_BASE + (digest.readUInt32BE(0) % DERIVED_PORT_SPAN);
+  const { lowest, highest } = ephemeralPorts();
+  // Candidates: DERIVED_PORT_LOWEST up to the range, and above it up to HIGHEST_PORT.
+  const below = Math.max(0, Math.min(lowest, HIGHEST_PORT + 1) - DERIVED_PORT_LOWEST);
+  const firstAbove = Math.max(highest + 1, DERIVED_PORT_LOWEST);
+  const above = Math.max(0, HIGHEST_PORT + 1 - firstAbove);
+  // A kernel that makes every such port ephemeral leaves no choice: the whole span.
+  if (below + above === 0) return DERIVED_PORT_LOWEST + (digest.readUInt32BE(0) % (HIGHEST_PORT + 1 - DERIVED_PORT_LOWEST));
+  const index = digest.readUInt32BE(0) % (below + above);
+  return index < below ? DERIVED_PORT_LOWEST + index : firstAbove + (index - below);
+}
+
+/** The kernel's ephemeral port range (Linux's /proc), or the usual ranges where it does not say. */
+function ephemeralPorts(): PortRange {
+  try {
+    const [lowest, highest] = fs.readFileSync(EPHEMERAL_RANGE_FILE, 'utf8').trim().split(/\s+/).map(Number);
+    if (lowest !== undefined && highest !== undefined && Number.isInteger(lowest) && Number.isInteger(highest) && lowest <= highest) return { lowest, highest };
+  } catch {
+    // Not Linux.
+  }
+  return USUAL_EPHEMERAL_RANGE;
 }
 
 /**

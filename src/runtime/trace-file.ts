@@ -60,13 +60,29 @@ export interface TracedMessage {
 }
 
 /** The part of `file` that endpoint `rank` writes. */
-function partOf(file: string, rank: number): string {
+export function partOf(file: string, rank: number): string {
   return `${file}.${rank}`;
+}
+
+/**
+ * The events of a part, each as its JSON text: a part is the format's JSON array form, one event
+ * a line, each line ending in a comma, and no closing bracket (the format allows its absence);
+ * a line without its comma was cut short by a dying process and is left out.
+ */
+export function eventsOfPart(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{') && line.endsWith(','))
+    .map((line) => line.slice(0, -1));
 }
 
 /** Events kept before they are appended to the part, and how long at most (a killed process loses them). */
 const FLUSH_EVENTS = 4096;
 const FLUSH_MS = 250;
+
+/** Trace files of this thread still open: an endpoint that exits without closing (an aborted job) appends their pending events first. */
+const openTraceFiles = new Set<TraceFile>();
+let flushingAtExit = false;
 
 export class TraceFile {
   private descriptor: number | undefined;
@@ -93,6 +109,13 @@ export class TraceFile {
     }
     this.addLane();
     this.flusher = setInterval(() => this.flush(), FLUSH_MS).unref();
+    openTraceFiles.add(this);
+    if (!flushingAtExit) {
+      flushingAtExit = true;
+      process.on('exit', () => {
+        for (const traceFile of openTraceFiles) traceFile.flush();
+      });
+    }
   }
 
   /** The clock of the events (ms), read where a call starts. */
@@ -131,6 +154,7 @@ export class TraceFile {
   close(): void {
     if (this.descriptor === undefined) return;
     clearInterval(this.flusher);
+    openTraceFiles.delete(this);
     this.flush();
     fs.closeSync(this.descriptor);
     this.descriptor = undefined;
@@ -151,11 +175,7 @@ export class TraceFile {
         missing.push(part);
         continue;
       }
-      const events = fs
-        .readFileSync(part, 'utf8')
-        .split('\n')
-        .filter((line) => line.startsWith('{') && line.endsWith(','))
-        .map((line) => line.slice(0, -1));
+      const events = eventsOfPart(fs.readFileSync(part, 'utf8'));
       if (events.length > 0) {
         fs.writeSync(output, separator + events.join(',\n'));
         separator = ',\n';
@@ -209,6 +229,7 @@ export class TraceFile {
     if (this.pending.length >= FLUSH_EVENTS) this.flush();
   }
 
+  /** Appends the pending events to the part (synchronously: it also runs as the thread exits). */
   private flush(): void {
     if (this.descriptor === undefined || this.pending.length === 0) return;
     fs.writeSync(this.descriptor, this.pending.join(''));

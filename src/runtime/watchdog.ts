@@ -1,7 +1,7 @@
 /**
  * The watchdog (option `watchdogMs`): every quarter period it ages this endpoint's pending calls;
- * once one has waited a whole period, this endpoint logs its pending calls and devices, and asks
- * every other endpoint of the job to do the same. Each endpoint logs once.
+ * once one has waited a whole period, this endpoint logs its pending calls and the internal state
+ * of its devices, and asks every other endpoint of the job to do the same. Each endpoint logs once.
  */
 import type { Joined } from './bootstrap.js';
 
@@ -31,7 +31,8 @@ export class Watchdog {
     const { config, engine, label } = this.job;
     const period = (config.watchdogMs ?? 0) / 4;
     const calls = engine.pending().map((call) => `\n  - ${call.details()}${period > 0 ? `, waiting ${(((engine.tick - call.born) * period) / 1000).toFixed(1)} s` : ''}`);
-    const devices = engine.deviceStates().map((state) => `\n  device ${state}`);
+    // The devices' own words (rings, bells, queues): for a bug report about a hang, not for reading.
+    const devices = engine.deviceStates().map((state) => `\n  internal state of device ${state}`);
     process.stderr.write(`ccjs watchdog: ${label}: ${reason}; ${calls.length} pending call(s)${calls.join('')}${devices.join('')}\n`);
   }
 

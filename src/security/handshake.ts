@@ -24,6 +24,17 @@ const MOST_BYTES_BEFORE_SUCCESS = GREETING_BYTES + PROOF_BYTES;
 /** Handshakes never wait longer than this, whatever the job's timeout. */
 export const MAX_HANDSHAKE_MS = 10_000;
 
+/** A failed handshake: TransportError, saying whether the peer had greeted as a ccjs endpoint. */
+export class HandshakeError extends TransportError {
+  constructor(
+    message: string,
+    /** The peer sent a ccjs greeting: it speaks our protocol, so a failure after it is a secret that differs, not another program. */
+    readonly peerGreeted: boolean,
+  ) {
+    super(message);
+  }
+}
+
 /** How long a handshake may take in a job with timeout `timeoutMs`. */
 export function handshakeDeadline(timeoutMs: number): number {
   return Math.min(timeoutMs, MAX_HANDSHAKE_MS);
@@ -36,7 +47,7 @@ function proof(secret: Buffer, role: HandshakeRole, clientNonce: Buffer, serverN
 /**
  * Authenticates the connected `socket` as `role`; resolves once both sides have proved they know
  * `secret`. Bytes the peer sent after its part stay in the socket for whoever reads it next. On
- * failure the socket is destroyed and the promise rejects with a TransportError saying what went
+ * failure the socket is destroyed and the promise rejects with a HandshakeError saying what went
  * wrong (never the secret).
  */
 export function authenticate(socket: Socket, secret: Buffer, role: HandshakeRole, deadlineMs: number): Promise<void> {
@@ -55,7 +66,7 @@ export function authenticate(socket: Socket, secret: Buffer, role: HandshakeRole
         return;
       }
       socket.destroy();
-      reject(new TransportError(`authentication failed: ${failure}`));
+      reject(new HandshakeError(`authentication failed: ${failure}`, peerNonce !== undefined));
     };
     const onClose = (): void => finish('the peer closed the connection during authentication');
     const onError = (error: Error): void => finish(`connection error during authentication (${error.message})`);
