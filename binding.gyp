@@ -17,6 +17,12 @@
       "cflags_cc": ["-std=c++17", "-Wall", "-Wextra"]
     },
     {
+      "target_name": "ccjs_checksum",
+      "sources": ["native/crc32c.cc"],
+      "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"],
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra"]
+    },
+    {
       "target_name": "ccjs_ucx",
       "conditions": [
         ["ucx==1", {

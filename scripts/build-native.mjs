@@ -38,7 +38,8 @@ function headersFlag() {
 
 const off =
   'ccjs: shared memory between processes is off until the addon is built (threads still share memory, processes use TCP),\n' +
-  'ccjs: and the built-in reductions of typed arrays run as JavaScript loops (several times slower on large arrays).\n' +
+  'ccjs: the built-in reductions of typed arrays run as JavaScript loops (several times slower on large arrays),\n' +
+  'ccjs: and the opt-in frame checksum (checksum, CCJS_CHECKSUM) runs in JavaScript (several times slower).\n' +
   'ccjs: to turn it on, install g++, make and python3 (apt-get install g++ make python3), then run: npm rebuild ccjs';
 
 if (process.env.CCJS_SKIP_NATIVE === '1') {

@@ -7,6 +7,7 @@
  */
 import os from 'node:os';
 import { expect } from 'chai';
+import { ucxNative } from '../transport/ucx/native.js';
 import { MAX_BYTE_VIEW } from '../src/base/typed-arrays.js';
 import { maxMessageBytes } from '../transport/body-memory.js';
 import { ccjrun, fixture, packageRoot, run } from './harness.js';
@@ -54,7 +55,7 @@ describe('bodies past 4 GiB', function () {
     });
   }
 
-  describe('a member that declares a body no receive can hold, on its real tcp link', function () {
+  describe('a member that declares a body no receive can hold, on its real link (tcp, ucx)', function () {
     for (const [what, bytes, format, why] of [
       ['a 16 GiB Uint8Array', 16 * GIB, 1, 'more than a value of its binary type can have here'],
       ['a 16 GiB serialized message', 16 * GIB, 0x100, "more than a serializer's bytes can have here"],
@@ -69,10 +70,23 @@ describe('bodies past 4 GiB', function () {
         }
         const [receiver, forger] = await twoProcesses('forged-body', [String(bytes), String(format)], { CCJS_TRANSPORT: 'tcp' });
         expect(forger).to.deep.include({ forged: bytes, closedByReceiver: true });
-        expect(receiver?.['name']).to.equal('PeerLostError');
-        expect(receiver?.['message']).to.contain('process 1 was lost (bad frame: a').and.contain(`of ${bytes} bytes`).and.contain(why);
+        // A BadFrameError is the PeerLostError of a sender whose frame was refused.
+        expect(receiver?.['name']).to.equal('BadFrameError');
+        expect(receiver?.['message']).to.contain('process 1 sent process 0 a frame that cannot be right').and.contain(`of ${bytes} bytes`).and.contain(why);
       });
     }
+
+    it('a 2^50-byte Float64Array over ucx (UCX_TLS=tcp): the receive fails naming that process and the size, and nobody crashes', async function () {
+      if (typeof ucxNative() === 'string') {
+        console.log(`      (skipped: ${String(ucxNative())})`);
+        this.skip();
+      }
+      const bytes = 2 ** 50;
+      const [receiver, forger] = await twoProcesses('forged-body', [String(bytes), '8'], { CCJS_TRANSPORT: 'ucx', UCX_TLS: 'tcp' });
+      expect(forger).to.deep.include({ forged: bytes });
+      expect(receiver?.['name']).to.equal('BadFrameError');
+      expect(receiver?.['message']).to.contain('process 1 sent process 0 a frame that cannot be right').and.contain(`of ${bytes} bytes`).and.contain("more than this machine's memory");
+    });
   });
 
   it("the addon's memory for received bodies: past 4 GiB an ArrayBuffer of that length, beyond memory a RangeError", async () => {

@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import { fixture, spawnJob } from './harness.js';
 import type { SpawnedProcess } from './harness.js';
 import { EXIT_ABORTED_ELSEWHERE } from '../src/runtime/threads.js';
+import { ucxNative } from '../transport/ucx/native.js';
 
 const PROCESSES = 4;
 const LIAR = 1;
@@ -119,6 +120,14 @@ describe('frames that lie, from an authenticated member', function () {
       expectVerdict(await runJob('body', mode, { CCJS_CHECKSUM: '1' }), mode, 'checksum');
     });
   }
+
+  it(`a body bit flipped on the way over UCX (UCX_TLS=tcp), with CCJS_CHECKSUM=1: refused as 'checksum', naming process 1`, async function () {
+    if (typeof ucxNative() === 'string') {
+      console.log(`      (skipped: ${String(ucxNative())})`);
+      this.skip();
+    }
+    expectVerdict(await runJob('body', 'catch', { CCJS_CHECKSUM: '1', CCJS_TRANSPORT: 'ucx', UCX_TLS: 'tcp' }), 'catch', 'checksum');
+  });
 
   it('a body bit flipped on the way, without the checksum: not detected, the allReduce is silently wrong (documented)', async () => {
     const job = await runJob('body', 'catch', {}, 30);

@@ -11,8 +11,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Frame, FrameType, NO_BODIES } from '../transport/frame.js';
-import { TransportError } from '../src/base/errors.js';
-import { viewBytes } from '../src/base/typed-arrays.js';
+import { FrameError, TransportError } from '../src/base/errors.js';
+import { MAX_BYTE_VIEW, viewBytes } from '../src/base/typed-arrays.js';
 import { messageParts, readMessage, wholeMessage } from '../transport/ucx/frames.js';
 import { ucxMissing, ucxNative } from '../transport/ucx/native.js';
 import type { UcxNative } from '../transport/ucx/native.js';
@@ -51,6 +51,28 @@ describe('ucx frames', function () {
     }
     const control = new Frame(FrameType.ReadyToSend, 0, 3, 1, 2, 7, 0, 0, 0, 1, NO_BODIES, 1 << 20, 5);
     expect(readMessage(joined(wholeMessage(control))).size).to.equal(1 << 20);
+  });
+
+  it('carry a CRC32C with the checksum on, whole or as parts, and refuse a frame whose bytes changed', function () {
+    const frame = eager([Uint8Array.of(1, 2, 3), new Uint8Array(new Float64Array([1.5, -2]).buffer)]);
+    const whole = joined(wholeMessage(frame, true));
+    const parts = apart(messageParts(frame, true));
+    expect(whole.byteLength).to.equal(56 + 16 + 19 + 4);
+    expect(parts.map((part) => part.byteLength)).to.deep.equal([56 + 16 + 4, 3, 16]);
+    for (const message of [whole, parts]) expect(readMessage(message, undefined, true).bodies.map((body) => body.byteLength)).to.deep.equal([3, 16]);
+    const flipped = new Uint8Array(whole.slice(0));
+    flipped[56 + 16 + 1] = (flipped[56 + 16 + 1] as number) ^ 1;
+    expect(() => readMessage(flipped.buffer, undefined, true)).to.throw(FrameError, /changed on the way/);
+    new Uint8Array(parts[2] as ArrayBuffer)[0] ^= 0x80;
+    expect(() => readMessage(parts, undefined, true)).to.throw(FrameError, /changed on the way/);
+    expect(() => readMessage(new ArrayBuffer(2), undefined, true)).to.throw(FrameError, /without its checksum/);
+  });
+
+  it('refuse a body longer than one part can be, at the sender, with a TransportError', function () {
+    // Past 4 GiB on Node 20 (buffer.constants.MAX_LENGTH); the pages are never touched.
+    const long = new DataView(new ArrayBuffer(MAX_BYTE_VIEW + 8));
+    const frame = new Frame(FrameType.Eager, 0, 3, 1, 2, 7, 0, 0, 0, 1, [long], long.byteLength, 9, 64);
+    expect(() => messageParts(frame)).to.throw(TransportError, /longer than one UCX part can be here/);
   });
 
   it('refuse messages that are no frames of ours, naming what is wrong', function () {

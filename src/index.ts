@@ -61,3 +61,4 @@ export {
   FrameError,
   BadFrameError,
 } from './base/errors.js';
+export type { FrameField } from './base/errors.js';

@@ -1,7 +1,33 @@
 /**
- * CRC32C (Castagnoli, the checksum of iSCSI, ext4 and Gloo's/UCX's users on unreliable fabrics),
- * table-driven, eight bytes per step (slicing-by-8): the tcp device's opt-in frame checksum.
+ * CRC32C (Castagnoli, the checksum of iSCSI, ext4 and Gloo's/UCX's users on unreliable fabrics):
+ * the network devices' opt-in frame checksum. The checksum addon (native/crc32c.cc, built as
+ * ccjs_checksum) uses the CPU's crc32 instruction; where it is not built, or for a few bytes
+ * (a call into the addon costs about as much as 100 bytes here), JavaScript tables, eight bytes
+ * per step (slicing-by-8).
  */
+import { createRequire } from 'node:module';
+
+interface ChecksumAddon {
+  crc32c(bytes: Uint8Array, crc: number): number;
+}
+
+/** Fewer bytes than this are summed in JavaScript. */
+const NATIVE_BYTES = 256;
+
+function loadAddon(): ChecksumAddon | undefined {
+  if (process.env.CCJS_NO_NATIVE_CHECKSUM === '1') return undefined;
+  try {
+    return createRequire(import.meta.url)('../../build/Release/ccjs_checksum.node') as ChecksumAddon;
+  } catch {
+    return undefined;
+  }
+}
+
+const addon = loadAddon();
+
+/** Whether crc32c runs in the checksum addon (for large inputs). */
+export const nativeChecksum = addon !== undefined;
+
 const POLYNOMIAL = 0x82f63b78;
 
 /** Eight tables of 256 entries: table t gives the CRC of a byte followed by t zero bytes. */
@@ -20,6 +46,11 @@ for (let table = 1; table < 8; table += 1) {
 
 /** The CRC32C of `bytes`, continuing `crc` (the CRC of the bytes before them; 0 to start). */
 export function crc32c(bytes: Uint8Array, crc = 0): number {
+  return addon !== undefined && bytes.length >= NATIVE_BYTES ? addon.crc32c(bytes, crc) : crc32cInJavaScript(bytes, crc);
+}
+
+/** crc32c with JavaScript's tables only. */
+export function crc32cInJavaScript(bytes: Uint8Array, crc = 0): number {
   const t = TABLES;
   let c = ~crc;
   let i = 0;

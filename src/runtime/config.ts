@@ -63,7 +63,7 @@ export interface MasterOptions {
   interface?: string;
   /** Encrypt the tcp device's connections with TLS keyed by the job secret (CCJS_TLS; default false; every process of a job must agree). */
   tls?: boolean;
-  /** Check every frame the tcp device carries with a CRC32C, refusing (BadFrameError, field 'checksum') one whose bytes changed on the way (CCJS_CHECKSUM; default false; every process of a job must agree). */
+  /** Check every frame the network devices (tcp, ucx) carry with a CRC32C, refusing (BadFrameError, field 'checksum') one whose bytes changed on the way (CCJS_CHECKSUM; default false; every process of a job must agree). */
   checksum?: boolean;
   /** An exception escaping a member's run() aborts the job (true, default) or only rejects start() (false). Not in the config file. */
   abortOnError?: boolean;

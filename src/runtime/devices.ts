@@ -79,7 +79,7 @@ export async function openDevices(site: DeviceSite, trace: TraceListener | undef
   const ucxWanted = size > 1 && devicePlan.ucxUnbuilt === undefined && mayUseUcx(devicePlan.rules, placement, site.dataHost);
   const ucxAddon = ucxWanted ? ucxNative() : undefined;
   if (typeof ucxAddon === 'string') throw new ConfigError(`the UCX device cannot be used: ${ucxAddon}`);
-  const ucx = ucxAddon ? new UcxDevice({ rank, host: site.identity.id, listenHost: site.dataHost, timeoutMs: config.timeoutMs, native: ucxAddon, trace }) : undefined;
+  const ucx = ucxAddon ? new UcxDevice({ rank, host: site.identity.id, listenHost: site.dataHost, timeoutMs: config.timeoutMs, native: ucxAddon, trace, checksum: config.checksum }) : undefined;
   return { tcp, shm, ucx };
 }
 

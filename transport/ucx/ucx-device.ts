@@ -28,10 +28,10 @@
 import type { Device, DeviceHost, DevicePeer, PollingDevice, Releasable } from '../device.js';
 import { FrameType, asFrameError, carriesOneBinary } from '../frame.js';
 import type { Frame } from '../frame.js';
-import { ConfigError, TimeoutError, TransportError } from '../../src/base/errors.js';
+import { ConfigError, FrameError, TimeoutError, TransportError } from '../../src/base/errors.js';
 import { MemoryFrames, padded } from '../memory-frames.js';
 import { setCopy } from '../stream.js';
-import { messageBytes, messageParts, readMessage, wholeMessage } from './frames.js';
+import { CHECKSUM_BYTES, checkSum, messageBytes, messageParts, readMessage, wholeMessage } from './frames.js';
 import { netDevicesFor } from './net-devices.js';
 import { RECORDS_AT, RECORD_BYTES, RecordKind } from './native.js';
 import type { HeldPart, UcxNative, UcxWorker } from './native.js';
@@ -55,6 +55,8 @@ export interface UcxDeviceOptions {
   readonly native: UcxNative;
   /** Where the lanes of each peer are told (CCJS_TRACE), if anywhere. */
   readonly trace: ((line: string) => void) | undefined;
+  /** Every frame carries a CRC32C of its bytes, and one whose bytes changed is refused (config `checksum`; every endpoint must agree). */
+  readonly checksum?: boolean;
 }
 
 /** The record an endpoint publishes for this device. */
@@ -120,9 +122,12 @@ export class UcxDevice implements Device, PollingDevice {
   private safety: NodeJS.Timeout | undefined;
   /** Told of each peer's wireup message (an empty one, unlike any frame) while connect waits for them. */
   private wireupFrom: ((peer: number) => void) | undefined;
+  /** Frames up to this size go through the outbox (none with the checksum on: they go whole, with their CRC). */
   private readonly inlineBytes: number;
+  private readonly checksum: boolean;
   private readonly outbox: MemoryFrames;
   private readonly inbox: MemoryFrames;
+  private readonly inboxBytes: Uint8Array;
   private readonly inboxWords: Uint32Array;
   /** The peer whose frame the inbox is being read for. */
   private from = 0;
@@ -130,11 +135,13 @@ export class UcxDevice implements Device, PollingDevice {
 
   constructor(private readonly options: UcxDeviceOptions) {
     setUcxDefaults();
-    this.inlineBytes = options.native.inlineBytes;
-    const inbox = new ArrayBuffer(RECORDS_AT + INBOX_RECORDS * (RECORD_BYTES + this.inlineBytes));
-    const outbox = new ArrayBuffer(this.inlineBytes);
+    this.checksum = options.checksum === true;
+    this.inlineBytes = this.checksum ? 0 : options.native.inlineBytes;
+    const inbox = new ArrayBuffer(RECORDS_AT + INBOX_RECORDS * (RECORD_BYTES + options.native.inlineBytes));
+    const outbox = new ArrayBuffer(options.native.inlineBytes);
     this.inbox = new MemoryFrames(inbox, 0, inbox.byteLength, setCopy, (format) => this.host?.mayPoolBodies?.(format) === true);
     this.inboxWords = new Uint32Array(inbox);
+    this.inboxBytes = new Uint8Array(inbox);
     this.outbox = new MemoryFrames(outbox, 0, outbox.byteLength, setCopy);
     const netDevices = process.env.UCX_NET_DEVICES === undefined ? netDevicesFor(options.listenHost) : undefined;
     this.worker = new options.native.UcxWorker(options.rank, () => this.woken(), inbox, outbox, netDevices === undefined ? {} : { NET_DEVICES: netDevices });
@@ -206,7 +213,7 @@ export class UcxDevice implements Device, PollingDevice {
     }
     const copied = frame.size <= this.copyLimit;
     if (copied) {
-      this.sendMessage(peer, wholeMessage(frame), undefined, 0, false);
+      this.sendMessage(peer, wholeMessage(frame, this.checksum), undefined, 0, false);
       return true;
     }
     // A Data frame's id lets its receiver place the body where receiveInto said; the body of a
@@ -214,7 +221,7 @@ export class UcxDevice implements Device, PollingDevice {
     // engine says), waits for its receiver to say where.
     const key = frame.type === FrameType.Data ? frame.id : 0;
     const deferred = frame.type === FrameType.Eager && carriesOneBinary(frame) && this.host?.mayReceiveInto?.(frame) !== false;
-    return this.sendMessage(peer, messageParts(frame), releasable, key, deferred) || releasable === undefined;
+    return this.sendMessage(peer, messageParts(frame, this.checksum), releasable, key, deferred) || releasable === undefined;
   }
 
   /**
@@ -278,7 +285,8 @@ export class UcxDevice implements Device, PollingDevice {
         this.from = peer;
         try {
           // The addon wrote the frame at an 8-aligned place and left room for its padding.
-          if (this.inbox.read(at, at + padded(length), this.deliverFrom) !== padded(length)) throw new TransportError(`bad frame: a message of ${length} bytes`);
+          const frameLength = this.checksum ? this.checkInboxSum(at, length) : length;
+          if (this.inbox.read(at, at + padded(frameLength), this.deliverFrom) !== padded(frameLength)) throw new TransportError(`bad frame: a message of ${length} bytes`);
         } catch (error) {
           this.host?.refused(peer, asFrameError(error));
         }
@@ -288,7 +296,7 @@ export class UcxDevice implements Device, PollingDevice {
         if (!this.peers.has(peer)) return;
         let frame: Frame;
         try {
-          frame = readMessage(parts, (header, length) => this.receiveHeld(peer, header, length));
+          frame = readMessage(parts, (header, length) => this.receiveHeld(peer, header, length), this.checksum);
           if (Array.isArray(parts)) for (const part of parts) this.countReceivedInto(part);
         } catch (error) {
           this.host?.refused(peer, asFrameError(error));
@@ -310,6 +318,14 @@ export class UcxDevice implements Device, PollingDevice {
         if (this.peers.has(peer)) this.host?.lost(peer, new TransportError(`UCX reports it unreachable: ${this.options.native.statusText(value | 0)}`));
         return;
     }
+  }
+
+  /** The length of the frame in the inbox at `at` (a whole message of `length` bytes with its CRC32C at the end), once its sum matches. */
+  private checkInboxSum(at: number, length: number): number {
+    if (length < CHECKSUM_BYTES) throw new FrameError('checksum', `bad frame: a message of ${length} bytes without its checksum`);
+    const frameLength = length - CHECKSUM_BYTES;
+    checkSum([this.inboxBytes.subarray(at, at + frameLength)], new DataView(this.inboxBytes.buffer).getUint32(at + frameLength, true));
+    return frameLength;
   }
 
   /** The deferred body of `frame` (a point-to-point message sent without asking), received where its receive wants it. */
