@@ -189,7 +189,10 @@ describe('a ucx receiver whose sender stops in the middle of a body', function (
             lost.push(error);
             receiver.disconnect(peer);
           },
-          refused: (_, error) => lost.push(error),
+          refused: (peer, error) => {
+            lost.push(error);
+            receiver.disconnect(peer);
+          },
         });
         await nextLine('ready');
         while (delivered.length === 0) {

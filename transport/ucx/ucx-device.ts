@@ -295,11 +295,22 @@ export class UcxDevice implements Device, PollingDevice {
         const parts = this.worker.takeHeld();
         if (!this.peers.has(peer)) return;
         let frame: Frame;
+        let missing: Error | undefined;
+        const receiveHeld = (header: Frame, length: number): ArrayBuffer | Uint8Array => {
+          try {
+            return this.receiveHeld(peer, header, length);
+          } catch (error) {
+            missing = error as Error;
+            throw error;
+          }
+        };
         try {
-          frame = readMessage(parts, (header, length) => this.receiveHeld(peer, header, length), this.checksum);
+          frame = readMessage(parts, receiveHeld, this.checksum);
           if (Array.isArray(parts)) for (const part of parts) this.countReceivedInto(part);
         } catch (error) {
-          this.host?.refused(peer, asFrameError(error));
+          // A body that never came (its sender stopped or went) is a loss; anything else, a frame that cannot be right.
+          if (missing !== undefined) this.host?.lost(peer, missing);
+          else this.host?.refused(peer, asFrameError(error));
           return;
         }
         this.deliver(peer, frame);
