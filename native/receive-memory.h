@@ -1,4 +1,5 @@
-// Memory for large received messages, shared by the addons (ucx.cc, shm.cc).
+// Memory for large received messages, shared by the addons (ucx.cc, shm.cc, and ucx-worker.cc,
+// which knows nothing of Node-API; hand-over.h makes JavaScript's ArrayBuffers of it).
 //
 // A large message is handed to JavaScript as an ArrayBuffer over memory of ours. Once JavaScript
 // drops it (V8 finalizes the ArrayBuffer), the memory comes back here, up to IDLE_RECEIVE_BYTES, so
@@ -7,19 +8,12 @@
 // V8 finalizes an ArrayBuffer on the thread that made it.
 #pragma once
 
-#include <napi.h>
-#include <node_buffer.h>
-#include <v8.h>
-
 #include <cstdlib>
-#include <string>
 #include <map>
 #include <vector>
 
 namespace ccjs {
 
-// V8's limit on an ArrayBuffer on 64-bit hosts (Number.MAX_SAFE_INTEGER); it has no public name.
-constexpr size_t MAX_ARRAY_BUFFER_BYTES = (size_t{1} << 53) - 1;
 // Messages up to this size are cheap to allocate: they are not pooled.
 constexpr size_t POOLED_BYTES = 64 * 1024;
 // Idle memory kept for the next large messages, per thread.
@@ -77,38 +71,5 @@ class ReceiveMemory {
   // Set when the thread ends: a finalizer that runs after that frees its memory instead.
   static inline thread_local bool gone_ = false;
 };
-
-// An ArrayBuffer over `data` (from ReceiveMemory::Take(length)) that gives it back once finalized.
-// Node-API makes such an ArrayBuffer through a Buffer, which holds at most node::Buffer::kMaxLength
-// bytes (4 GiB on Node 20); past that it fails after running the finalizer, which freed the
-// memory twice. A longer one is V8's own over `data`: V8 may drop it on another thread, so it is
-// freed there, never pooled (far above IDLE_RECEIVE_BYTES anyway).
-inline Napi::ArrayBuffer HandOver(Napi::Env env, void* data, size_t length) {
-  if (length <= node::Buffer::kMaxLength) {
-    return Napi::ArrayBuffer::New(
-        env, data, length,
-        [](Napi::Env, void* finalized, size_t* bytes) {
-          ReceiveMemory::OfThisThread().Give(finalized, *bytes);
-          delete bytes;
-        },
-        new size_t(length));
-  }
-  if (length > MAX_ARRAY_BUFFER_BYTES) {
-    free(data);
-    throw Napi::RangeError::New(env, "no ArrayBuffer holds " + std::to_string(length) + " bytes");
-  }
-  std::unique_ptr<v8::BackingStore> store = v8::ArrayBuffer::NewBackingStore(data, length, [](void* freed, size_t, void*) { free(freed); }, nullptr);
-  v8::Local<v8::ArrayBuffer> buffer = v8::ArrayBuffer::New(v8::Isolate::GetCurrent(), std::move(store));
-  // Node-API values are V8 locals underneath (js_native_api_v8.h): a V8 local crosses back as one.
-  return Napi::ArrayBuffer(env, reinterpret_cast<napi_value>(*buffer));
-}
-
-// Memory for a received body of `length` bytes, handed over as an ArrayBuffer; RangeError when
-// there is not that much.
-inline Napi::ArrayBuffer ReceiveBuffer(Napi::Env env, size_t length) {
-  void* data = ReceiveMemory::OfThisThread().Take(length);
-  if (data == nullptr) throw Napi::RangeError::New(env, "cannot allocate " + std::to_string(length) + " bytes for a received body");
-  return HandOver(env, data, length);
-}
 
 }  // namespace ccjs

@@ -13,7 +13,7 @@
 //                                                     into and out of the rings)
 //   receiveBuffer(length) -> ArrayBuffer              memory for a large received body, given
 //                                                     back for the next one once collected
-//                                                     (receive-memory.h)
+//                                                     (receive-memory.h, hand-over.h)
 //   probeAddress() -> number                          where this process keeps PROBE_WORD
 //   canRead(pid, address) -> boolean                  can this process read that process's
 //                                                     memory (process_vm_readv: same user, and
@@ -36,7 +36,7 @@
 #include <napi.h>
 #include <v8.h>
 
-#include "receive-memory.h"
+#include "hand-over.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -11,7 +11,7 @@
 #include <napi.h>
 #include <uv.h>
 
-#include "receive-memory.h"
+#include "hand-over.h"
 #include "ucx-worker.h"
 
 #include <cstring>
