@@ -286,26 +286,21 @@ export class Engine implements DeviceHost {
   /**
    * What the caller of a send to `link` awaits, given the send's own `promise`. A send done at
    * once may settle on the next turn of the event loop instead (ProgressEngine.mustYield); the
-   * sends after such a one settle after it, so that sends to one peer settle in call order (as
-   * MPI's Waitany over them expects).
+   * sends after such a one settle after it, so that the guard never reorders sends to one peer
+   * (MPI's Waitany over them expects the first). Only those put-off sends make later ones wait:
+   * a send that waits for its peer (credit, clearance, an acknowledgement) settles when its
+   * protocol says, as without the guard, and never holds back the sends after it, which its peer
+   * (or another member of this endpoint) may be waiting for.
    */
   private settleInOrder(link: Link, promise: Promise<void>): Promise<void> {
     const before = link.sendsSettled;
-    let settles: Promise<void>;
-    if (before !== undefined) {
-      if (promise === RESOLVED) return before;
-      settles = promise.then(() => before, (error: unknown) => before.then(() => Promise.reject(error)));
-    } else if (promise === RESOLVED && progressEngine.mustYield()) {
-      settles = nextTurn();
-    } else {
-      return promise;
-    }
-    const settled: Promise<void> = settles.then(
-      () => this.sendsSettledUpTo(link, settled),
-      () => this.sendsSettledUpTo(link, settled),
-    );
+    if (promise !== RESOLVED) return before === undefined ? promise : promise.then(() => before, (error: unknown) => before.then(() => Promise.reject(error)));
+    if (before !== undefined) return before;
+    if (!progressEngine.mustYield()) return RESOLVED;
+    const putOff = nextTurn();
+    const settled: Promise<void> = putOff.then(() => this.sendsSettledUpTo(link, settled));
     link.sendsSettled = settled;
-    return settles;
+    return putOff;
   }
 
   private sendsSettledUpTo(link: Link, settled: Promise<void>): void {
