@@ -6,6 +6,7 @@
  * per step (slicing-by-8).
  */
 import { createRequire } from 'node:module';
+import { FrameError } from '../src/base/errors.js';
 
 interface ChecksumAddon {
   crc32c(bytes: Uint8Array, crc: number): number;
@@ -69,4 +70,9 @@ export function crc32cInJavaScript(bytes: Uint8Array, crc = 0): number {
   }
   for (; i < bytes.length; i += 1) c = (t[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
   return ~c >>> 0;
+}
+
+/** Refuses a frame whose bytes sum to `crc` where its sender computed `sent` (FrameError, field 'checksum'). */
+export function expectSum(crc: number, sent: number): void {
+  if (crc !== sent) throw new FrameError('checksum', `a frame whose CRC32C is 0x${crc.toString(16)}, not 0x${sent.toString(16)} as its sender computed: its bytes changed on the way`);
 }

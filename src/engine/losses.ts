@@ -7,7 +7,7 @@
  */
 import { goodbye } from '../../transport/frame.js';
 import type { Frame } from '../../transport/frame.js';
-import { ANY_SOURCE, AlgorithmProbe, MailboxCall, Probe, Receive, SendCall } from './calls.js';
+import { ANY_SOURCE, AlgorithmProbe, MailboxCall, Probe, Receive } from './calls.js';
 import type { PendingCall, Route } from './calls.js';
 import type { Link } from './link.js';
 import type { PendingCalls } from './pending-calls.js';
@@ -205,7 +205,7 @@ export class Losses {
     link.goodbye = true;
     link.failure = error;
     for (const call of this.calls.list()) {
-      const failure = call instanceof SendCall ? (call.peer === link.peer ? error : undefined) : this.failureOf(call);
+      const failure = this.failureOf(call);
       if (failure !== undefined) this.failPending(call, failure);
     }
     this.release(link);

@@ -21,14 +21,14 @@ type Channel = ControlChannel<ToCoordinator, FromCoordinator>;
 
 /** Connections still authenticating at once; a flood beyond it drops the oldest. */
 const MAX_UNAUTHENTICATED = 256;
+/** Endpoints named in one message at most. */
+const MAX_NAMED = 16;
+
 /** An endpoint aborted the job: its member failed, as the message says. */
 export interface JobAbort {
   readonly endpointRank: number;
   readonly message: string;
 }
-
-/** Endpoints named in one message at most. */
-const MAX_NAMED = 16;
 
 interface Join {
   readonly endpointRank: number;

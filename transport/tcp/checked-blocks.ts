@@ -4,9 +4,9 @@
  * the header's first 12 bytes) before the payload. The reader passes each piece of a payload on as
  * it comes; the caller holds what it made of them until the block's end says the bytes were whole.
  */
-import { crc32c } from '../crc32c.js';
+import { crc32c, expectSum } from '../crc32c.js';
 import { FrameError } from '../../src/base/errors.js';
-import { readUInt64, writeUInt64 } from '../wire.js';
+import { MAGIC, readUInt64, writeUInt64 } from '../wire.js';
 
 export const BLOCK_HEADER_BYTES = 16;
 
@@ -59,7 +59,7 @@ export class BlockReader {
     const header = this.header;
     this.headerFilled = 0;
     if (header.readUInt32LE(12) !== crc32c(header.subarray(0, 12))) {
-      throw new FrameError('checksum', `a block header whose checksum does not match${header[0] === 0xcc ? ' (it reads as a frame without a checksum: every process of a job must set checksum alike)' : ''}`);
+      throw new FrameError('checksum', `a block header whose checksum does not match${header[0] === MAGIC ? ' (it reads as a frame without a checksum: every process of a job must set checksum alike)' : ''}`);
     }
     this.remaining = readUInt64(header, 0);
     this.expected = header.readUInt32LE(8);
@@ -70,7 +70,7 @@ export class BlockReader {
   private endBlockIfDone(): void {
     if (this.remaining !== 0) return;
     this.remaining = -1;
-    if (this.crc !== this.expected) throw new FrameError('checksum', `a frame whose CRC32C is 0x${this.crc.toString(16)}, not 0x${this.expected.toString(16)} as its sender computed: its bytes changed on the way`);
+    expectSum(this.crc, this.expected);
     this.sink.whole();
   }
 }

@@ -15,7 +15,7 @@ import type { BinaryValue } from '../../src/base/typed-arrays.js';
 import { carriedBytes, prefixBytes, writePrefix } from '../stream.js';
 import { HEADER_BYTES, bodyCountOf, checkBodyCount, checkBodyLength, readHeader, readUInt64 } from '../wire.js';
 import { bodyOver } from '../body-memory.js';
-import { crc32c } from '../crc32c.js';
+import { crc32c, expectSum } from '../crc32c.js';
 import type { HeldPart } from './native.js';
 
 /** Bytes of the message that carries `frame`. */
@@ -53,10 +53,15 @@ export function messageParts(frame: Frame, checksum = false): Uint8Array[] {
   return [prefix, ...bodies];
 }
 
-/** Refuses a frame whose bytes, `pieces`, do not sum to the CRC32C it came with (`expected`). */
-export function checkSum(pieces: readonly Uint8Array[], expected: number): void {
-  const crc = pieces.reduce((sum, piece) => crc32c(piece, sum), 0);
-  if (crc !== expected) throw new FrameError('checksum', `bad frame: its bytes changed on the way (CRC32C ${crc.toString(16)}, sent with ${expected.toString(16)})`);
+/** Refuses a frame whose bytes, `pieces`, do not sum to the CRC32C it came with (`sent`). */
+export function checkSum(pieces: readonly Uint8Array[], sent: number): void {
+  expectSum(pieces.reduce((sum, piece) => crc32c(piece, sum), 0), sent);
+}
+
+/** Bytes of the frame in a whole message (or header part) of `length` bytes that ends with its CRC32C. */
+export function lengthBeforeSum(length: number): number {
+  if (length < CHECKSUM_BYTES) throw new FrameError('checksum', `bad frame: a message of ${length} bytes without its checksum`);
+  return length - CHECKSUM_BYTES;
 }
 
 /**
@@ -69,8 +74,7 @@ export function readMessage(parts: ArrayBuffer | readonly HeldPart[], receive?: 
   const first = whole ? parts : parts[0];
   if (first === undefined) throw new TransportError('bad frame: no parts');
   if (!(first instanceof ArrayBuffer)) throw new TransportError('bad frame: no header');
-  if (checksum && first.byteLength < CHECKSUM_BYTES) throw new FrameError('checksum', `bad frame: a message of ${first.byteLength} bytes without its checksum`);
-  const bytes = Buffer.from(first, 0, first.byteLength - (checksum ? CHECKSUM_BYTES : 0));
+  const bytes = Buffer.from(first, 0, checksum ? lengthBeforeSum(first.byteLength) : first.byteLength);
   if (bytes.length < HEADER_BYTES) throw new TransportError(`bad frame: a message of ${bytes.length} bytes`);
   const frame = readHeader(bytes, 0);
   const count = bodyCountOf(bytes, 0);

@@ -28,10 +28,10 @@
 import type { Device, DeviceHost, DevicePeer, PollingDevice, Releasable } from '../device.js';
 import { FrameType, asFrameError, carriesOneBinary } from '../frame.js';
 import type { Frame } from '../frame.js';
-import { ConfigError, FrameError, TimeoutError, TransportError } from '../../src/base/errors.js';
+import { ConfigError, TimeoutError, TransportError } from '../../src/base/errors.js';
 import { MemoryFrames, padded } from '../memory-frames.js';
 import { setCopy } from '../stream.js';
-import { CHECKSUM_BYTES, checkSum, messageBytes, messageParts, readMessage, wholeMessage } from './frames.js';
+import { checkSum, lengthBeforeSum, messageBytes, messageParts, readMessage, wholeMessage } from './frames.js';
 import { netDevicesFor } from './net-devices.js';
 import { RECORDS_AT, RECORD_BYTES, RecordKind } from './native.js';
 import type { HeldPart, UcxNative, UcxWorker } from './native.js';
@@ -333,8 +333,7 @@ export class UcxDevice implements Device, PollingDevice {
 
   /** The length of the frame in the inbox at `at` (a whole message of `length` bytes with its CRC32C at the end), once its sum matches. */
   private checkInboxSum(at: number, length: number): number {
-    if (length < CHECKSUM_BYTES) throw new FrameError('checksum', `bad frame: a message of ${length} bytes without its checksum`);
-    const frameLength = length - CHECKSUM_BYTES;
+    const frameLength = lengthBeforeSum(length);
     checkSum([this.inboxBytes.subarray(at, at + frameLength)], new DataView(this.inboxBytes.buffer).getUint32(at + frameLength, true));
     return frameLength;
   }
