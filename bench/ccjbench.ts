@@ -419,7 +419,7 @@ function parseBytes(text: string): number {
 }
 
 /** "2..4" or "2,3,4". */
-function parseMembers(text: string): number[] {
+export function parseMembers(text: string): number[] {
   const range = /^(\d+)\.\.(\d+)$/.exec(text.trim());
   const members = range ? Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_, i) => Number(range[1]) + i) : text.split(',').map(Number);
   if (members.length === 0 || members.some((count) => !Number.isInteger(count) || count < 1)) throw new UsageError(`--members '${text}' is not a range like 2..4 or a list like 2,3,4 of counts >= 1`);

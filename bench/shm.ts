@@ -16,9 +16,8 @@
  *   node dist/bench/shm.js [--quick] [--rounds N]
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { ColGroupMaster, ColMember, Reductions } from '../src/index.js';
@@ -28,6 +27,7 @@ import { Progress, warnIfLoaded } from './progress.js';
 import { writeComparison } from './comparison.js';
 import type { Row } from './comparison.js';
 import { runJob, runScript, runThreads } from './job.js';
+import { findReferences, mpiSamples, referenceFile } from './mpi-reference.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
@@ -147,47 +147,15 @@ async function rawSpin(promised: boolean): Promise<number[]> {
   return samples;
 }
 
-// ---- the MPI references ----
-
-interface References {
-  readonly mpirun: string[];
-  readonly pingpong: string | undefined;
-  readonly python: string | undefined;
-  readonly missing: string[];
-}
-
-function findReferences(): References {
-  const missing: string[] = [];
-  const mpirun = ['mpirun', ...(process.getuid?.() === 0 ? ['--allow-run-as-root'] : []), '--oversubscribe', '--mca', 'btl', 'self,vader'];
-  let pingpong: string | undefined = path.join(os.tmpdir(), 'ccjs-bench-pingpong');
-  const compiled = spawnSync('mpicc', ['-O2', '-o', pingpong, path.join(ROOT, 'bench', 'reference', 'pingpong.c')], { encoding: 'utf8' });
-  if (compiled.status !== 0) {
-    missing.push(`Open MPI (mpicc: ${compiled.error?.message ?? compiled.stderr.trim()}; apt-get install openmpi-bin libopenmpi-dev)`);
-    pingpong = undefined;
-  }
-  const python = ['/usr/bin/python3', 'python3'].find((candidate) => spawnSync(candidate, ['-c', 'import mpi4py'], { encoding: 'utf8' }).status === 0);
-  if (python === undefined) missing.push('mpi4py (apt-get install python3-mpi4py)');
-  return { mpirun, pingpong, python, missing };
-}
-
-/** Runs an MPI program on `processes` ranks; rank 0 prints one number per repetition. */
-function mpiSamples(references: References, processes: number, command: readonly string[]): number[] {
-  const [mpirun, ...flags] = references.mpirun as [string, ...string[]];
-  const output = execFileSync(mpirun, [...flags, '-n', String(processes), ...command], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  return output
-    .split('\n')
-    .filter((line) => /^[\d.]+$/.test(line.trim()))
-    .map(Number);
-}
-
 // ---- the run ----
 
 async function orchestrate(): Promise<void> {
   warnIfLoaded();
   const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 3;
-  const references = findReferences();
+  const references = findReferences(['pingpong']);
+  const pingpong = references.programs.get('pingpong');
   const { all, keep } = collectSamples();
-  const steps = 8 + (references.pingpong ? 4 : 0) + (references.python ? 1 : 0);
+  const steps = 8 + (pingpong ? 4 : 0) + (references.python ? 1 : 0);
   const progress = new Progress('shm', rounds * steps);
   for (let round = 1; round <= rounds; round += 1) {
     keep({ 'raw SAB spin 8 B': JSON.parse(await runScript(SCRIPT, ['raw-spin', ...flags()])) as number[] });
@@ -200,20 +168,20 @@ async function orchestrate(): Promise<void> {
     keep(JSON.parse(await runJob(SCRIPT, 2, ['sleeping-hops', 'sleeping shm', ...flags()], 'shm')) as Samples);
     keep(JSON.parse(await runJob(SCRIPT, 2, ['sleeping-hops', 'tcp', ...flags()], 'tcp')) as Samples);
     progress.tick(`round ${round}: ccjs without spinning, shm and tcp`);
-    if (references.pingpong) {
+    if (pingpong) {
       for (const [name, bytes, repeats] of [
         ['8 B', 8, SMALL],
         ['1 MiB', MiB, ONE_MIB],
         ['16 MiB', 16 * MiB, SIXTEEN_MIB],
       ] as const) {
-        keep({ [`Open MPI ${name}`]: mpiSamples(references, 2, [references.pingpong, 'pingpong', String(bytes), String(repeats.trips), String(repeats.repetitions)]) });
+        keep({ [`Open MPI ${name}`]: mpiSamples(references, 2, [pingpong, 'pingpong', String(bytes), String(repeats.trips), String(repeats.repetitions)]) });
         progress.tick(`round ${round}: Open MPI ${name}`);
       }
-      keep({ 'Open MPI allReduce': mpiSamples(references, 4, [references.pingpong, 'allreduce', String(MiB / 8), String(ALL_REDUCE_CALLS), String(SMALL.repetitions)]) });
+      keep({ 'Open MPI allReduce': mpiSamples(references, 4, [pingpong, 'allreduce', String(MiB / 8), String(ALL_REDUCE_CALLS), String(SMALL.repetitions)]) });
       progress.tick(`round ${round}: Open MPI allReduce`);
     }
     if (references.python) {
-      keep({ 'mpi4py small object': mpiSamples(references, 2, [references.python, path.join(ROOT, 'bench', 'reference', 'pingpong.py'), String(SMALL.trips), String(SMALL.repetitions)]) });
+      keep({ 'mpi4py small object': mpiSamples(references, 2, [references.python, referenceFile('pingpong.py'), String(SMALL.trips), String(SMALL.repetitions)]) });
       progress.tick(`round ${round}: mpi4py`);
     }
     keep({ 'ccjs allReduce shm': JSON.parse(await runJob(SCRIPT, 4, ['allreduce', ...flags()], 'shm')) as number[] });

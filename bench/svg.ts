@@ -22,8 +22,8 @@ export interface ChartSeries {
 
 /** Message sizes in bytes (log scale, 0 B left of the smallest size) or member counts (linear). */
 export type XAxisKind = 'bytes' | 'members';
-/** Times in µs (log scale) or bandwidths in MB/s, that is bytes per µs (linear from 0). */
-export type YAxisKind = 'time' | 'bandwidth';
+/** Times in µs (log scale), bandwidths in MB/s, that is bytes per µs, or factors such as speedups (both linear from 0). */
+export type YAxisKind = 'time' | 'bandwidth' | 'factor';
 
 export interface Chart {
   readonly title: string;
@@ -89,13 +89,15 @@ function bytesAxis(values: readonly number[]): Axis {
   return axisOver((bytes) => (bytes > 0 ? Math.log2(bytes) : zero), zero, high, [{ value: 0, label: formatBytes(0) }, ...ticks], 2 ** (low - step / 2));
 }
 
-/** Member counts on a linear scale, a tick per count (or per few counts when there are many). */
+/** Member counts on a linear scale, a tick per count measured (or per few counts when there are many). */
 function membersAxis(values: readonly number[]): Axis {
   const [low, high] = [Math.min(...values), Math.max(...values)];
+  const measured = [...new Set(values)].sort((a, b) => a - b);
   const step = Math.max(1, Math.ceil((high - low) / 10));
-  const ticks: Tick[] = [];
-  for (let count = low; count <= high; count += step) ticks.push({ value: count, label: String(count) });
-  return axisOver((count) => count, low, high, ticks);
+  const counts = measured.length <= 10 ? measured : Array.from({ length: Math.floor((high - low) / step) + 1 }, (_, index) => low + index * step);
+  // A single count sits in the middle.
+  const [start, end] = low === high ? [low - 1, high + 1] : [low, high];
+  return axisOver((count) => count, start, end, counts.map((count) => ({ value: count, label: String(count) })));
 }
 
 const NICE_MULTIPLIERS = [1, 2, 5];
@@ -124,16 +126,20 @@ function logAxis(values: readonly number[], format: (value: number) => string): 
   return axisOver(Math.log10, Math.log10(low), Math.log10(high), ticks);
 }
 
-/** Bandwidths on a linear scale from 0 to a nice limit, about five ticks, all in MB/s or all in GB/s. */
-function bandwidthAxis(values: readonly number[]): Axis {
+/** Values on a linear scale from 0 to a nice limit, about five ticks, written by `format` (given the limit). */
+function linearAxis(values: readonly number[], format: (value: number, high: number) => string): Axis {
   const largest = Math.max(0, ...values.filter(Number.isFinite));
   const step = largest > 0 ? nice(largest / 5, 'up') : 1;
   const high = Math.max(step, Math.ceil(largest / step - 1e-9) * step);
-  const unit = high >= 2000 ? 'GB/s' : 'MB/s';
   const ticks: Tick[] = [];
-  for (let index = 0; index * step <= high * (1 + 1e-9); index += 1) ticks.push({ value: Number((index * step).toPrecision(6)), label: formatBandwidth(index * step, unit) });
+  for (let index = 0; index * step <= high * (1 + 1e-9); index += 1) ticks.push({ value: Number((index * step).toPrecision(6)), label: format(index * step, high) });
   return axisOver((value) => value, 0, high, ticks);
 }
+
+/** Bandwidths all in MB/s or all in GB/s. */
+const bandwidthTick = (value: number, high: number) => formatBandwidth(value, high >= 2000 ? 'GB/s' : 'MB/s');
+/** Factors: "0", "4×", "2.5×". */
+const factorTick = (value: number) => (value === 0 ? '0' : `${Number(value.toPrecision(3))}×`);
 
 const drawOrder: Record<SeriesStyle, number> = { wide: 0, points: 1, dashed: 2 };
 
@@ -145,11 +151,12 @@ function stroke(style: SeriesStyle, color: string): string {
 
 /** A line chart: x a size or a member count, y a time (log) or a bandwidth (linear); the legend below the plot. */
 export function lineChart(chart: Chart): string {
-  const drawable = (y: number) => Number.isFinite(y) && (chart.y === 'bandwidth' || y > 0);
+  const drawable = (y: number) => Number.isFinite(y) && (chart.y !== 'time' || y > 0);
   const series = chart.series.map((line, index) => ({ ...line, style: line.style ?? 'points', color: COLORS[index % COLORS.length], points: line.points.filter(([x, y]) => x >= 0 && drawable(y)) }));
   const points = series.flatMap((line) => line.points);
   const xAxis = chart.x === 'bytes' ? bytesAxis(points.map(([x]) => x)) : membersAxis(points.map(([x]) => x));
-  const yAxis = chart.y === 'time' ? logAxis(points.map(([, y]) => y), formatMicroseconds) : bandwidthAxis(points.map(([, y]) => y));
+  const ys = points.map(([, y]) => y);
+  const yAxis = chart.y === 'time' ? logAxis(ys, formatMicroseconds) : linearAxis(ys, chart.y === 'bandwidth' ? bandwidthTick : factorTick);
   const legendWidth = Math.max(...series.map((line) => 36 + textWidth(line.name)));
   const width = Math.ceil(Math.max(MARGIN.left + PLOT.width + MARGIN.right, MARGIN.left + legendWidth + MARGIN.right, textWidth(chart.title, TITLE_CHAR_WIDTH) + 40));
   const plotBottom = MARGIN.top + PLOT.height;
@@ -234,7 +241,9 @@ export function barChart(title: string, xLabel: string, bars: readonly Bar[]): s
     const met = bar.target === undefined || bar.value <= bar.target;
     parts.push(`<text class="label" x="${left - 8}" y="${y + 17}" text-anchor="end">${escape(bar.label)}</text>`);
     parts.push(`<rect x="${px(start)}" y="${y + 5}" width="${px(Math.max(1, end - start))}" height="${rowHeight - 10}" fill="${met ? '#2ca02c' : '#d62728'}"/>`);
-    parts.push(`<text class="value" x="${px(end + 4)}" y="${y + 17}">${bar.value.toFixed(2)}×</text>`);
+    // Right of the bar and of its target mark, which a bar below 1× would otherwise run into.
+    const textX = Math.max(end, bar.target === undefined ? end : toX(bar.target) + 2) + 4;
+    parts.push(`<text class="value" x="${px(textX)}" y="${y + 17}">${bar.value.toFixed(2)}×</text>`);
     if (bar.target !== undefined) {
       const x = px(toX(bar.target));
       parts.push(`<line x1="${x}" y1="${y + 2}" x2="${x}" y2="${y + rowHeight - 2}" stroke="#000" stroke-width="3"/>`);
