@@ -33,7 +33,7 @@ import { UsageError, parseMembers, readFlags, withUsage } from './ccjbench.js';
 import { hop, hopRepeats } from './hopping.js';
 import type { Repeats, Samples, Series } from './hopping.js';
 import { runJob, runScript, runThreads } from './job.js';
-import { findReferences, mpiOutput, referenceFile } from './mpi-reference.js';
+import { findReferences, mpiOutput, mpiSamples, referenceFile } from './mpi-reference.js';
 import { Progress, warnIfLoaded } from './progress.js';
 import { stats } from './statistics.js';
 import { barChart, lineChart } from './svg.js';
@@ -324,11 +324,11 @@ async function orchestrate(plan: Plan, out: string): Promise<void> {
       } else if (implementation === 'Open MPI') {
         const { small, oneMiB, sixteenMiB } = plan.hops;
         for (const [figure, bytes, repeats] of [['hop 8 B', 8, small], ['ping-pong 1 MiB', MiB, oneMiB], ['ping-pong 16 MiB', 16 * MiB, sixteenMiB]] as const) {
-          await step(`${where}, ${figure}`, 1, () => ({ [key(implementation, figure, 2)]: numbers(mpiOutput(references, 2, [pingpong as string, 'pingpong', String(bytes), String(repeats.trips), String(repeats.repetitions)])) }));
+          await step(`${where}, ${figure}`, 1, () => ({ [key(implementation, figure, 2)]: mpiSamples(references, 2, [pingpong as string, 'pingpong', String(bytes), String(repeats.trips), String(repeats.repetitions)]) }));
         }
       } else if (implementation === 'mpi4py') {
         const { trips, repetitions } = plan.hops.small;
-        await step(`${where}, small object hop`, 1, () => ({ [key(implementation, 'small object hop', 2)]: numbers(mpiOutput(references, 2, [references.python as string, referenceFile('pingpong.py'), String(trips), String(repetitions)])) }));
+        await step(`${where}, small object hop`, 1, () => ({ [key(implementation, 'small object hop', 2)]: mpiSamples(references, 2, [references.python as string, referenceFile('pingpong.py'), String(trips), String(repetitions)]) }));
       }
     }
     for (const members of plan.members) {
@@ -356,14 +356,6 @@ async function orchestrate(plan: Plan, out: string): Promise<void> {
   }
   progress.finish();
   process.stdout.write(`\n${fs.readFileSync(path.join(out, 'manycore.md'), 'utf8')}\nwrote ${out}\n`);
-}
-
-/** The lines of a program's output that are numbers. */
-function numbers(output: string): number[] {
-  return output
-    .split('\n')
-    .filter((line) => /^[\d.]+$/.test(line.trim()))
-    .map(Number);
 }
 
 // ---- the report ----
