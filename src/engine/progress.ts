@@ -43,8 +43,9 @@ export interface WaitCounts {
   waits: number;
   /** Waits that spun (spinning allowed, a polling device connected). */
   spins: number;
-  /** Spins that completed their call or moved anything, and misses: spins that moved nothing. */
+  /** Spins that completed their call or moved anything. */
   hits: number;
+  /** Spins that moved nothing. */
   misses: number;
   /** Waits left to the event loop, their call still pending: after a spin (the doorbells armed), or unspun (spinning not allowed). */
   sleeps: number;
