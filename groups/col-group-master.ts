@@ -22,12 +22,10 @@ import type { AbortEvent, PeerLostEvent } from '../src/runtime/failure-events.js
 import { listenForLosses } from '../src/runtime/heartbeat.js';
 import { leaveJob } from '../src/runtime/shutdown.js';
 import { startSpinning } from '../src/runtime/spinning.js';
-import { warmUp } from '../src/runtime/warm-up.js';
 import { Watchdog } from '../src/runtime/watchdog.js';
 import { createSerializer } from '../src/serialization/index.js';
 import { ConfigError, GroupError } from '../src/base/errors.js';
 import type { Engine, MessageCounts } from '../src/engine/engine.js';
-import type { Route } from '../src/engine/calls.js';
 import { describeDevices, endpointLabel } from '../src/engine/endpoints.js';
 import type { PairChoice, World } from '../src/engine/endpoints.js';
 import { Selector } from '../src/collectives/selection.js';
@@ -144,7 +142,6 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     let client: CoordinatorClient;
     let engine: Engine;
     let choices: PairChoice[];
-    let warmUpRoute: Route | undefined;
     try {
       const address = await coordinatorAddress(boot);
       startThreads(boot, address);
@@ -153,7 +150,7 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
         stopListening = listenForLosses(world.jobId, placement.processRank, (notice) => master?.failures.processLost(notice));
         heartbeat = followHeartbeats(boot, world);
       }
-      ({ engine, choices, warmUp: warmUpRoute } = await connectEngine(boot, world, devices));
+      ({ engine, choices } = await connectEngine(boot, world, devices));
     } catch (error) {
       await abandonJoin(boot, devices, heartbeat, stopListening, error);
       throw error;
@@ -164,14 +161,6 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
     const job: Joined = { config, world, rank: boot.rank, unlaunched: placement.unlaunched, label, engine, choices, client, coordinator: boot.coordinator, traceFile: boot.traceFile, heartbeat, stopListening };
     master = new ColGroupMaster(job, { label, engine, serializer, selector, traceFile: boot.traceFile });
     trace?.(`ccjs trace: devices of ${master.describe()}`);
-    if (warmUpRoute !== undefined) {
-      try {
-        await warmUp(engine, warmUpRoute, world, boot.rank, serializer);
-      } catch (error) {
-        await master.close().catch(() => undefined);
-        throw error;
-      }
-    }
     return master;
   }
 

@@ -209,13 +209,6 @@ export class Engine implements DeviceHost {
     return route;
   }
 
-  /** The group of `context` is over here, with nothing left to receive (the warm-up's, see src/runtime/warm-up.ts): frames naming it are refused from now on. */
-  forgetRoute(context: number): void {
-    this.routes.delete(context);
-    this.formedContexts.delete(context);
-    this.mailboxesByContext.delete(context);
-  }
-
   /** The job formed a group with `context` (the coordinator said so): frames naming it are no lie. */
   contextFormed(context: number): void {
     this.formedContexts.add(context);

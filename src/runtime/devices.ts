@@ -6,7 +6,6 @@
 import { ConfigError } from '../base/errors.js';
 import { Engine } from '../engine/engine.js';
 import type { PeerPlan } from '../engine/engine.js';
-import type { Route } from '../engine/calls.js';
 import { chooseDevices, endpointLabel } from '../engine/endpoints.js';
 import type { DeviceRules, PairChoice, Unavailable, World } from '../engine/endpoints.js';
 import type { Device, DeviceName } from '../../transport/device.js';
@@ -20,7 +19,6 @@ import type { Config, TraceListener } from './config.js';
 import { isLoopback } from './launch.js';
 import type { HostIdentity, Placement } from './placement.js';
 import { threadMemory } from './threads.js';
-import { warmUpRoute } from './warm-up.js';
 
 /** The device rules, and what they ask of this build. */
 export interface DevicePlan {
@@ -104,10 +102,9 @@ function mayUseUcx(rules: DeviceRules, placement: Placement, dataHost: string): 
 
 /**
  * This endpoint's messaging engine over the job's endpoints (`world`): a device chosen per peer
- * endpoint by the device table, each device connected to the peers it serves; and the route of
- * the warm-up, where this endpoint takes part in one (warm-up.ts).
+ * endpoint by the device table, each device connected to the peers it serves.
  */
-export async function connectEngine(site: DeviceSite, world: World, devices: OpenDevices): Promise<{ engine: Engine; choices: PairChoice[]; warmUp: Route | undefined }> {
+export async function connectEngine(site: DeviceSite, world: World, devices: OpenDevices): Promise<{ engine: Engine; choices: PairChoice[] }> {
   const { config, rank, devicePlan } = site;
   const { threadRank, threadCount } = site.placement;
   const { tcp, shm } = devices;
@@ -126,10 +123,8 @@ export async function connectEngine(site: DeviceSite, world: World, devices: Ope
     Object.values(byName).filter((device): device is Device => device !== undefined),
   );
   const served = (name: DeviceName) => choices.filter((choice) => choice.device === name).map((choice) => ({ rank: choice.peer, address: world.endpoints[choice.peer]?.addresses[name] }));
-  // Before any peer can send: its warm-up messages may come as soon as a device is connected.
-  const warmUp = warmUpRoute(engine, world, rank);
   await engine.connect((device) => served(device.name));
-  return { engine, choices, warmUp };
+  return { engine, choices };
 }
 
 /** The device rules: `transport` for every relation, then `devices` per relation. */

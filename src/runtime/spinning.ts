@@ -7,16 +7,11 @@ import type { World } from '../engine/endpoints.js';
 import { progressEngine } from '../engine/progress.js';
 import type { Config } from './config.js';
 
-/** Whether the endpoints on `rank`'s machine outnumber its cores (then none of them spins). */
-export function oversubscribed(world: World, rank: number): boolean {
-  const self = world.endpoints[rank] as World['endpoints'][number];
-  // Cores are the kernel's: hosts that share one (CCJS_HOST, containers) share them.
-  const onMachine = world.endpoints.filter((endpoint) => endpoint.machine === self.machine).length;
-  return onMachine > os.availableParallelism();
-}
-
 /** Sets this thread's spin budget; returns what lifts the veto on spinning, where there is one. */
 export function startSpinning(config: Config, world: World, rank: number): (() => void) | undefined {
   progressEngine.setBudget(config.spinMicroseconds);
-  return oversubscribed(world, rank) ? progressEngine.forbidSpinning() : undefined;
+  const self = world.endpoints[rank] as World['endpoints'][number];
+  // Cores are the kernel's: hosts that share one (CCJS_HOST, containers) share them.
+  const onMachine = world.endpoints.filter((endpoint) => endpoint.machine === self.machine).length;
+  return onMachine > os.availableParallelism() ? progressEngine.forbidSpinning() : undefined;
 }
