@@ -23,7 +23,7 @@ interface Report {
 
 const CALLS = 2000;
 const COLLECTIVES = ['barrier', 'allReduce bde-blocking', 'allReduce bde-nonblocking', 'allReduce default', 'broadcast', 'allGather'];
-const POINT_TO_POINT = ['sendReceive', 'pingPong'];
+const POINT_TO_POINT = ['sendReceive', 'pingPong', 'probe'];
 
 /** Both endpoints' reports of `calls` calls of each kind (spec/fixtures/spinning-waits.ts), over shm between 2 processes. */
 async function waitsOfJob(spinMicroseconds: number): Promise<Report[]> {
