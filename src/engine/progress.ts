@@ -117,7 +117,8 @@ export class ProgressEngine {
    * Spins until `call` stops waiting or the budget is spent without anything moving (a large
    * message streaming through a device keeps the spin alive). A spin that succeeds restores the
    * whole budget; a run of failures halves it each time (a peer that is computing costs little
-   * spinning), down to a floor, and every PATIENCE-th spin tries the whole budget again.
+   * spinning), down to a floor, and every PATIENCE-th spin tries the whole budget again. Counted
+   * in `stats`: a wait, a spin (or, where spinning is off, straight away a sleep), a hit or a miss.
    */
   wait(call: PendingCall): void {
     if (!call.linked) return;
