@@ -29,7 +29,8 @@ import type { Engine, MessageCounts } from '../src/engine/engine.js';
 import { describeDevices, endpointLabel } from '../src/engine/endpoints.js';
 import type { PairChoice, World } from '../src/engine/endpoints.js';
 import { Selector } from '../src/collectives/selection.js';
-import { nextTurn } from '../src/engine/progress.js';
+import { nextTurn, progressEngine } from '../src/engine/progress.js';
+import type { WaitCounts } from '../src/engine/progress.js';
 
 /** Why a group of `numberOfMembers` cannot form in a process that no launcher started, and how to start the job. */
 function launcherMissing(numberOfMembers: number, membersHere: number): ConfigError {
@@ -225,6 +226,17 @@ export class ColGroupMaster extends EventEmitter<MasterEvents> {
    */
   messageCounts(): MessageCounts {
     return this.engine.counters();
+  }
+
+  /**
+   * How this thread's calls waited since it started: calls that had to wait, how many spun and how
+   * many slept (left to the event loop: their spin ran out or spinning is off), the doorbells that
+   * woke the thread, and the collective calls completed. Take two and subtract: `sleeps` over
+   * `collectives` is the sleeps per collective call. Counted per thread: masters of one thread
+   * (in-process tests) share them.
+   */
+  waitCounts(): WaitCounts {
+    return { ...progressEngine.stats };
   }
 
   /** Members the job is sized for (CCJ's name): processes × threads per process, the same as {@link ColGroupMaster.size}. */

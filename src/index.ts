@@ -16,6 +16,7 @@ export { ColMember, ANY_SOURCE, ANY_TAG } from '../groups/col-member.js';
 export type { MessageOptions, ReceiveOptions, ReceivedMessage } from '../groups/col-member.js';
 export type { ProbeResult } from './engine/calls.js';
 export type { MessageCount, MessageCounts } from './engine/engine.js';
+export type { WaitCounts } from './engine/progress.js';
 export type { MasterOptions, TransportName, SerializerName, TraceListener } from './runtime/config.js';
 export type { DeviceChoice, DeviceRules } from './engine/endpoints.js';
 export type { DeviceName } from '../transport/device.js';

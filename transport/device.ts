@@ -51,6 +51,8 @@ export interface DeviceHost {
    * copy). Absent: it does not.
    */
   spins?(): boolean;
+  /** A doorbell (an event fd) of a polling device rang for this thread: counted (ProgressEngine's wakeUps). */
+  wokenUp?(): void;
 }
 
 /** Told by a device once the bodies of a frame it kept may be reused. */

@@ -93,7 +93,7 @@ export class CollectiveContext {
     return engine.send(this.group.route, frame, SendMode.Borrowed, this.core, this.sending);
   }
 
-  /** MPI_Isend: starts a send for the caller to await later; a failure in the meantime is not unhandled. */
+  /** MPI_Isend: starts a send for the caller to await later (it spins then, if still pending); a failure in the meantime is not unhandled. */
   isend(destination: number, value: unknown): Promise<void> {
     const sent = this.send(destination, value);
     sent.catch(() => undefined);
@@ -112,12 +112,10 @@ export class CollectiveContext {
 
   /**
    * MPI_Irecv: posts the receive now, for the caller to await later (possibly after other awaits);
-   * it does not spin, and a failure surfaces where the promise is awaited.
+   * it spins once awaited while still pending, and a failure surfaces where the promise is awaited.
    */
   postReceive<T>(source: number): Promise<T> {
-    const received = this.post(source, Delivery.Value).result<T>(false);
-    received.catch(() => undefined);
-    return received;
+    return this.post(source, Delivery.Value).result<T>(false);
   }
 
   /**
@@ -143,9 +141,7 @@ export class CollectiveContext {
   checkRoot(): Promise<unknown> {
     const check = this.post((this.rank - 1 + this.size) % this.size, Delivery.Value, `${this.operation}: root check`);
     this.isend((this.rank + 1) % this.size, NO_DATA);
-    const checked = check.result(false);
-    checked.catch(() => undefined);
-    return checked;
+    return check.result(false);
   }
 
   /**

@@ -8,6 +8,7 @@ import { NO_REDUCTION, NO_ROOT, algorithmNameOf, collectiveOf, operationCode, re
 import type { ReductionLike, ReductionObject } from '../../reduction/reduction-object.js';
 import { checkDividable, isDividable } from '../../dividable/dividable-data.js';
 import type { DividableData } from '../../dividable/dividable-data.js';
+import { progressEngine } from '../engine/progress.js';
 import { CollectiveContext } from './context.js';
 import type { CollectiveName, Selection } from './algorithm.js';
 import type { AlgorithmName } from './algorithms.js';
@@ -101,7 +102,9 @@ async function perform<G extends CollectiveGroup, C extends CollectiveName, T, R
     const traced = traceFile === undefined ? selection : traceFile.collective(selection, { collective, group: group.name, rank, root, reduction: shape.op && reductionName(shape.op), bytes: shape.bytes, members });
     const result = body({ context, selection: traced });
     if (rootChecked !== undefined) await Promise.all([result, rootChecked]);
-    return await result;
+    const value = await result;
+    progressEngine.stats.collectives += 1;
+    return value;
   } catch (error) {
     context.abort(error as Error);
     throw error;

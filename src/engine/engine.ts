@@ -280,7 +280,9 @@ export class Engine implements DeviceHost {
       // A large sendAsync's caller spins for the clearance no longer than the copy it may spare.
       if (call.lendingWhileSpinning) progressEngine.waitUpTo(call, frame.size / COPY_BYTES_PER_MICROSECOND, () => this.stopLending(call));
     }
-    return this.settleInOrder(link, call.promise);
+    const settled = this.settleInOrder(link, call.promise);
+    // A collective's send (MPI_Isend) is awaited later, perhaps after other awaits: it spins then.
+    return mode === SendMode.Borrowed ? progressEngine.whenAwaited(call, settled) : settled;
   }
 
   /**
@@ -453,6 +455,8 @@ export class Engine implements DeviceHost {
     if (failure !== undefined) return rejected(callFailure(failure, probe.describe()));
     mailbox.addProbe(probe);
     this.calls.track(probe);
+    // Its caller waits for it (MPI_Probe): spin as a waiting receive does.
+    progressEngine.wait(probe);
     return probe.promise;
   }
 
@@ -471,7 +475,7 @@ export class Engine implements DeviceHost {
     if (failure !== undefined) return rejected(callFailure(failure, probe.describe()));
     mailbox.addAlgorithmProbe(probe);
     this.calls.track(probe);
-    return probe.promise;
+    return progressEngine.whenAwaited(probe, probe.promise);
   }
 
   /**
@@ -597,6 +601,11 @@ export class Engine implements DeviceHost {
   /** Whether this thread spins on its polling devices (see DeviceHost.spins). */
   spins(): boolean {
     return progressEngine.spinning;
+  }
+
+  /** A device's doorbell rang for this thread (see DeviceHost.wokenUp). */
+  wokenUp(): void {
+    progressEngine.wokenUp();
   }
 
   private arrive(link: Link, frame: Frame): void {

@@ -188,20 +188,24 @@ export class MemberReceive extends Receive {
 
   /**
    * The caller's promise. With `wait`, the caller is about to wait for it, so the progress engine
-   * spins first (a merely posted receive does not).
+   * spins first. Without, the receive is posted to be awaited later (MPI_Irecv, a collective
+   * algorithm's): it waits (spins) only once its caller awaits it while it is still pending, and
+   * a failure nobody awaits does not count as unhandled (an algorithm may post several receives
+   * and await them in turn: once its call failed, the ones after the first are never awaited; so
+   * for a collective's receive that already failed).
    */
   result<T>(wait: boolean): Promise<T> {
     if (this.state === 'waiting' && wait) progressEngine.wait(this);
     if (this.state === 'done') return Promise.resolve(this.outcome as T);
-    // An algorithm may post several receives and await them in turn: once its call failed, the
-    // ones after the first it awaits are never awaited, and must not count as unhandled.
     if (this.state === 'failed') return this.signature === undefined ? Promise.reject(this.outcome) : rejected<T>(this.outcome as Error);
     const promise = new Promise<T>((resolve, reject) => {
       this.resolve = resolve as (value: unknown) => void;
       this.reject = reject;
     });
     this.promise = promise;
-    return promise;
+    if (wait) return promise;
+    promise.catch(() => undefined);
+    return progressEngine.whenAwaited(this, promise);
   }
 
   abandon(): void {

@@ -10,7 +10,10 @@
  * closes them; a device asks its host (DeviceHost.spins), not this module, whether the thread spins.
  *
  * Spinning pays only when every spinning endpoint has a core: masters switch it off when their
- * host runs more endpoints than it has cores. Posting a receive never spins; only waiting does.
+ * host runs more endpoints than it has cores. Posting a receive never spins; only waiting does:
+ * a blocking call waits at once, and a call posted to be awaited later (a collective algorithm's
+ * posted receive or started send, MPI's Irecv and Isend) waits the moment its caller awaits it
+ * while it is still pending (`whenAwaited`).
  *
  * Calls that complete at once (a sendAsync within the receiver's window) resolve through
  * microtasks only, so a loop of them would keep the event loop from turning:
@@ -34,6 +37,28 @@ export const STARVATION_BOUND_MS = 5;
 /** Calls that complete at once between two looks at the clock (a look costs more than the bookkeeping of a call). */
 const CALLS_PER_LOOK = 64;
 
+/** Counters of one thread's waiting (see ColGroupMaster.waitCounts), since the thread started. */
+export interface WaitCounts {
+  /** Calls that had to wait: still pending when their caller waited for them. */
+  waits: number;
+  /** Waits that spun (spinning allowed, a polling device connected). */
+  spins: number;
+  /** Spins that completed their call or moved anything. */
+  hits: number;
+  /** Spins that moved nothing. */
+  misses: number;
+  /** Waits left to the event loop, their call still pending: after a spin (the doorbells armed), or unspun (spinning not allowed). */
+  sleeps: number;
+  /** Doorbells (shm) and event fds (UCX) that rang for this thread. */
+  wakeUps: number;
+  /** Collective calls completed on this thread. */
+  collectives: number;
+  /** Passes over the polling devices. */
+  polls: number;
+  /** Calls that completed at once but resolved on the next turn of the event loop (mustYield). */
+  yields: number;
+}
+
 export class ProgressEngine {
   private readonly devices: PollingDevice[] = [];
   /** Endpoints of this thread that asked not to spin (their host has fewer cores than endpoints). */
@@ -48,7 +73,7 @@ export class ProgressEngine {
   private readonly turned = (): void => {
     this.turnAwaitedSince = -1;
   };
-  readonly stats = { spins: 0, hits: 0, misses: 0, polls: 0, yields: 0 };
+  readonly stats: WaitCounts = { waits: 0, spins: 0, hits: 0, misses: 0, sleeps: 0, wakeUps: 0, collectives: 0, polls: 0, yields: 0 };
 
   register(device: PollingDevice): void {
     if (!this.devices.includes(device)) this.devices.push(device);
@@ -92,10 +117,16 @@ export class ProgressEngine {
    * Spins until `call` stops waiting or the budget is spent without anything moving (a large
    * message streaming through a device keeps the spin alive). A spin that succeeds restores the
    * whole budget; a run of failures halves it each time (a peer that is computing costs little
-   * spinning), down to a floor, and every PATIENCE-th spin tries the whole budget again.
+   * spinning), down to a floor, and every PATIENCE-th spin tries the whole budget again. Counted
+   * in `stats`: a wait, a spin (or, where spinning is off, straight away a sleep), a hit or a miss.
    */
   wait(call: PendingCall): void {
-    if (!call.linked || !this.spinning) return;
+    if (!call.linked) return;
+    this.stats.waits += 1;
+    if (!this.spinning) {
+      this.stats.sleeps += 1;
+      return;
+    }
     this.stats.spins += 1;
     // A shrunken budget is spent whole now and then: waits that merely got longer than it (the
     // peer copying a large message) hit again and restore it, instead of sleeping ever after.
@@ -121,13 +152,33 @@ export class ProgressEngine {
    * copy is made); only a call still waiting after it arms the doorbells.
    */
   waitUpTo(call: PendingCall, microseconds: number, giveUp: () => void): void {
-    if (call.linked && this.spinning) this.spin(call, Math.min(microseconds, this.maximumMicroseconds));
+    const waits = call.linked;
+    if (waits) this.stats.waits += 1;
+    if (waits && this.spinning) this.spin(call, Math.min(microseconds, this.maximumMicroseconds));
     giveUp();
-    if (call.linked && this.spinning) this.sleep();
+    if (!call.linked) return;
+    if (this.spinning) this.sleep();
+    else if (waits) this.stats.sleeps += 1;
+  }
+
+  /**
+   * What the caller of `call` awaits, `promise` being its settlement: awaiting it (await,
+   * Promise.all, then) while the call is pending waits for it first, as a blocking call does
+   * (`wait`: spins, then sleeps). For calls posted now and awaited later, perhaps after other
+   * awaits: a collective algorithm's posted receives and started sends.
+   */
+  whenAwaited<T>(call: PendingCall, promise: Promise<T>): Promise<T> {
+    return call.linked ? new WaitWhenAwaited(this, call, promise) : promise;
+  }
+
+  /** A device's doorbell (or event fd) rang for this thread. */
+  wokenUp(): void {
+    this.stats.wakeUps += 1;
   }
 
   /** Before this thread waits: every device arms its doorbell, so that a sender wakes it. */
   private sleep(): void {
+    this.stats.sleeps += 1;
     for (const device of this.devices) device.sleep?.();
   }
 
@@ -166,6 +217,42 @@ export class ProgressEngine {
     if (now - this.turnAwaitedSince < STARVATION_BOUND_MS) return false;
     this.stats.yields += 1;
     return true;
+  }
+}
+
+/**
+ * A pending call's promise that waits for the call (ProgressEngine.wait) when first awaited. It
+ * is a Promise to its callers; only `then` (what await and Promise.all call) waits: `catch` and
+ * `finally` attach handlers and nothing else (`sent.catch(() => undefined)` only marks a failure
+ * handled).
+ */
+class WaitWhenAwaited<T> implements Promise<T> {
+  private waited = false;
+
+  constructor(
+    private readonly engine: ProgressEngine,
+    private readonly call: PendingCall,
+    private readonly promise: Promise<T>,
+  ) {}
+
+  get [Symbol.toStringTag](): string {
+    return 'Promise';
+  }
+
+  then<R1 = T, R2 = never>(onFulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null, onRejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null): Promise<R1 | R2> {
+    if (!this.waited) {
+      this.waited = true;
+      this.engine.wait(this.call);
+    }
+    return this.promise.then(onFulfilled, onRejected);
+  }
+
+  catch<R = never>(onRejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R> {
+    return this.promise.catch(onRejected);
+  }
+
+  finally(onFinally?: (() => void) | null): Promise<T> {
+    return this.promise.finally(onFinally);
   }
 }
 

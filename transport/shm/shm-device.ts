@@ -96,6 +96,11 @@ export class ShmDevice implements Device, PollingDevice {
   private host: DeviceHost | undefined;
   private readonly links: (RingLink | undefined)[] = [];
   private readonly poller = new Poller(this.stats);
+  /** A doorbell rang: counted by the host, then what arrived moves. */
+  private readonly rung = (): void => {
+    this.host?.wokenUp?.();
+    this.poller.woken();
+  };
   /** Our ends of the doorbells of peers in other processes, by rank. */
   private readonly peerBells: (PeerBell | undefined)[] = [];
   private segment: OwnSegment | undefined;
@@ -145,7 +150,7 @@ export class ShmDevice implements Device, PollingDevice {
         fetchFrom,
       });
     }
-    this.poller.addBell(threadBell(words, threadBellIndex(me), this.poller.woken));
+    this.poller.addBell(threadBell(words, threadBellIndex(me), this.rung));
   }
 
   private async connectProcesses(strangers: readonly ShmPeer[]): Promise<void> {
@@ -157,7 +162,7 @@ export class ShmDevice implements Device, PollingDevice {
     const own = new OwnSegment(native, name, strangers.map((peer) => peer.rank).sort((a, b) => a - b), this.options.ringCapacity);
     this.segment = own;
     // Made before the segment says it is ready: a sender opens it right after mapping the segment.
-    this.poller.addBell(segmentBell(native, own.buffer, name, this.poller.woken));
+    this.poller.addBell(segmentBell(native, own.buffer, name, this.rung));
     own.announce();
     try {
       // Theirs: map it, find our ring by our rank in its table, count ourselves in.

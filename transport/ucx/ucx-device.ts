@@ -144,7 +144,7 @@ export class UcxDevice implements Device, PollingDevice {
     this.inboxBytes = new Uint8Array(inbox);
     this.outbox = new MemoryFrames(outbox, 0, outbox.byteLength, setCopy);
     const netDevices = process.env.UCX_NET_DEVICES === undefined ? netDevicesFor(options.listenHost) : undefined;
-    this.worker = new options.native.UcxWorker(options.rank, () => this.woken(), inbox, outbox, netDevices === undefined ? {} : { NET_DEVICES: netDevices });
+    this.worker = new options.native.UcxWorker(options.rank, () => this.rung(), inbox, outbox, netDevices === undefined ? {} : { NET_DEVICES: netDevices });
     this.address = { worker: Buffer.from(this.worker.address()).toString('base64'), host: options.host };
   }
 
@@ -364,6 +364,12 @@ export class UcxDevice implements Device, PollingDevice {
   private woken(): void {
     this.advance(true);
     this.idle();
+  }
+
+  /** The worker's event fd rang: counted by the host, then what arrived moves. */
+  private rung(): void {
+    this.host?.wokenUp?.();
+    this.woken();
   }
 
   /**
