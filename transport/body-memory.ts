@@ -16,6 +16,11 @@ export interface BodyMemory {
    * collected (not zero-filled); RangeError when there is not that much.
    */
   receiveBuffer(length: number): ArrayBuffer;
+  /**
+   * What that memory did in this process so far: large bodies served from memory given back by
+   * earlier ones (`reused`) and from fresh memory (`fresh`), and the bytes of it idle now.
+   */
+  receiveMemoryStats(): { reused: number; fresh: number; idleBytes: number };
 }
 
 let loaded: BodyMemory | string | undefined;
