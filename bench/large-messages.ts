@@ -16,6 +16,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember } from '../src/index.js';
 import { memoryAddon } from '../transport/body-memory.js';
+import type { BodyMemory } from '../transport/body-memory.js';
 import type { Device } from '../transport/device.js';
 import { ShmDevice } from '../transport/shm/shm-device.js';
 import { collectSamples, echoes, hopRepeats, prefixed, timeHops } from './hopping.js';
@@ -31,6 +32,9 @@ const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
 const quick = process.argv.includes('--quick');
 const MiB = 1024 * 1024;
 const { oneMiB: ONE_MIB, sixteenMiB: SIXTEEN_MIB } = hopRepeats(quick);
+
+/** Bytes received in the warm-up of each series, at least. */
+const WARM_UP_BYTES = 256 * MiB;
 
 type How = 'sendAsync' | 'sendSync' | 'sendSync into a buffer' | 'broadcast';
 const HOWS: readonly How[] = ['sendAsync', 'sendSync', 'sendSync into a buffer', 'broadcast'];
@@ -50,9 +54,11 @@ interface Counters {
 
 function counters(device: Device | undefined): Counters {
   const native = memoryAddon();
+  // An earlier build's addon (bench/builds.ts) may not count them.
+  const memory = typeof native === 'string' ? undefined : (native as Partial<BodyMemory>).receiveMemoryStats?.();
   return {
     faults: process.resourceUsage().minorPageFault,
-    fresh: typeof native === 'string' ? 0 : native.receiveMemoryStats().fresh,
+    fresh: memory?.fresh ?? Number.NaN,
     direct: device instanceof ShmDevice ? device.stats.readIntoBuffers : 0,
   };
 }
@@ -81,7 +87,9 @@ class LargeHopper extends ColMember {
     const group = await this.master.getGroup('large', 2);
     const rank = group.getRank(this);
     const device = this.master.engine.deviceOf(group.endpointOf(1 - rank));
-    for (const { name, bytes, repeats } of SIZES) {
+    for (const { name, bytes, repeats: given } of SIZES) {
+      // Warmed up past a few of V8's collections, which give the first bodies' memory back.
+      const repeats = { ...given, warmUp: Math.max(given.warmUp, WARM_UP_BYTES / bytes / 2) };
       const value = new Float64Array(bytes / 8).fill(1.5);
       for (const how of HOWS) {
         const into = how === 'sendSync into a buffer' ? { into: new Float64Array(bytes / 8) } : undefined;
@@ -114,7 +122,8 @@ class LargeHopper extends ColMember {
           this.samples[series] = samples;
           // Both threads' faults and fresh bodies are this process's: counted once.
           this.samples[`${series} faults`] = [(ours.faults + (this.shared ? 0 : theirs.faults)) / hops];
-          this.samples[`${series} fresh`] = [(ours.fresh + (this.shared ? 0 : theirs.fresh)) / hops];
+          const fresh = (ours.fresh + (this.shared ? 0 : theirs.fresh)) / hops;
+          if (Number.isFinite(fresh)) this.samples[`${series} fresh`] = [fresh];
           this.samples[`${series} direct`] = [(ours.direct + theirs.direct) / hops];
         } else {
           const { trips, repetitions, warmUp } = repeats;
