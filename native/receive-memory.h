@@ -9,9 +9,11 @@
 // on whichever thread sweeps it (a background thread too), and a body received by one thread may
 // be freed by another.
 //
-// Pooled blocks are mappings of their own (not malloc's, which would unmap and map them again),
-// in powers of two, asked for transparent huge pages from 2 MiB up: a 16 MiB message then faults
-// in 8 pages, not 4096, the first time, and process_vm_readv walks 8 pages to copy it.
+// Pooled blocks are mappings of their own (not malloc's, which would unmap and map them again), in
+// powers of two. A fresh one's pages fault in as the copy reaches them, by both ends of a copy
+// shared with the sender (single-copy.ts): populated first, on the receiver alone, it kept the
+// sender from helping. Nor are they in transparent huge pages: where those must be compacted
+// first (defrag=madvise) a fresh 16 MiB block took 1.5 to 38 ms here instead of 6 to 8.
 #pragma once
 
 #include <sys/mman.h>
@@ -32,8 +34,6 @@ constexpr size_t POOLED_BYTES = 64 * 1024;
 // starts after about 64 MiB of ArrayBuffers), so that in a steady state large receives reuse
 // memory. It is memory the thread's dropped bodies held anyway until V8 collected them.
 constexpr size_t IDLE_RECEIVE_BYTES = 128 * 1024 * 1024;
-// Blocks from this size up ask for transparent huge pages.
-constexpr size_t HUGE_PAGE_BYTES = 2 * 1024 * 1024;
 
 // What the pool did, for tests and benchmarks (receiveMemoryStats in shm.cc).
 struct ReceiveMemoryStats {
@@ -71,7 +71,6 @@ class ReceiveMemory {
     }
     void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (data == MAP_FAILED) return nullptr;
-    if (size >= HUGE_PAGE_BYTES) madvise(data, size, MADV_HUGEPAGE);
     return data;
   }
 
