@@ -5,10 +5,14 @@
  * (native/receive-memory.h), all but a rare one, one body per message, read there once from the
  * sender's memory (sendSync, broadcast); every copy of sendAsync data comes from the engine's
  * copy pool; and the processes fault in far less than one page per 4 KiB received (before, 10 to
- * 60% of the pages of some of these bodies were fresh). Counters, not timings.
+ * 60% of the pages of some of these bodies were fresh). Counters, not timings. Such a body moves to
+ * a worker thread as any ArrayBuffer does.
  */
 import { expect } from 'chai';
+import { Worker } from 'node:worker_threads';
 import { ccjrun, fixture, run } from './harness.js';
+import { memoryAddon } from '../transport/body-memory.js';
+import type { BodyMemory } from '../transport/body-memory.js';
 
 const MIB = 2 ** 20;
 const PAGE = 4096;
@@ -77,3 +81,21 @@ for (const { between, launch, sharedProcess } of [
     }
   });
 }
+
+describe('a large received body handed to a worker thread', function () {
+  it('moves there (transferred, not copied) and reads the same', async function () {
+    const native = memoryAddon();
+    if (typeof native === 'string') this.skip();
+    const body = new Float64Array((native as BodyMemory).receiveBuffer(MIB));
+    body[5] = 42.5;
+    const worker = new Worker("require('node:worker_threads').parentPort.once('message', (body) => require('node:worker_threads').parentPort.postMessage([body.length, body[5]]))", { eval: true });
+    try {
+      const read = new Promise((resolve) => worker.once('message', resolve));
+      worker.postMessage(body, [body.buffer]);
+      expect(body.byteLength, 'the body here after the transfer').to.equal(0);
+      expect(await read).to.deep.equal([MIB / 8, 42.5]);
+    } finally {
+      await worker.terminate();
+    }
+  });
+});
