@@ -56,6 +56,7 @@ export class CopyPool {
   giveBack(buffers: readonly ArrayBuffer[]): void {
     for (const buffer of buffers) {
       const size = buffer.byteLength;
+      if (size > IDLE_BYTES) continue;
       for (const [other, free] of this.idle) {
         while (other !== size && free.length > 0 && this.idleBytes + size > IDLE_BYTES) {
           free.pop();
