@@ -14,6 +14,9 @@
 //   receiveBuffer(length) -> ArrayBuffer              memory for a large received body, given
 //                                                     back for the next one once collected
 //                                                     (receive-memory.h, hand-over.h)
+//   receiveMemoryStats() -> { reused, fresh, idleBytes }
+//                                                     large bodies served from that memory, and
+//                                                     from fresh memory; bytes of it idle now
 //   probeAddress() -> number                          where this process keeps PROBE_WORD
 //   canRead(pid, address) -> boolean                  can this process read that process's
 //                                                     memory (process_vm_readv: same user, and
@@ -213,6 +216,16 @@ Napi::Value ReceiveBuffer(const Napi::CallbackInfo& info) {
   return ccjs::ReceiveBuffer(info.Env(), static_cast<size_t>(length));
 }
 
+Napi::Value ReceiveMemoryStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ccjs::ReceiveMemoryStats stats = ccjs::ReceiveMemory::Shared().Stats();
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("reused", Napi::Number::New(env, static_cast<double>(stats.reused)));
+  result.Set("fresh", Napi::Number::New(env, static_cast<double>(stats.fresh)));
+  result.Set("idleBytes", Napi::Number::New(env, static_cast<double>(stats.idle_bytes)));
+  return result;
+}
+
 // A word whose value a peer checks through process_vm_readv before it reads bodies that way.
 constexpr uint64_t PROBE_WORD = 0x63636a7370726f62;  // "ccjsprob"
 const volatile uint64_t probe_word = PROBE_WORD;
@@ -380,6 +393,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("closeBell", Napi::Function::New(env, CloseBell));
   exports.Set("copy", Napi::Function::New(env, Copy));
   exports.Set("receiveBuffer", Napi::Function::New(env, ReceiveBuffer));
+  exports.Set("receiveMemoryStats", Napi::Function::New(env, ReceiveMemoryStats));
   exports.Set("probeAddress", Napi::Function::New(env, ProbeAddress));
   exports.Set("canRead", Napi::Function::New(env, CanRead));
   exports.Set("bodyTable", Napi::Function::New(env, BodyTable));

@@ -320,7 +320,7 @@ void Worker::CloseEndpoint(Peer& peer, uint32_t flags) {
 
 // Gives a receive's memory back (ReceiveMemory's) or lets go of the caller's buffer, and frees it.
 void Worker::Free(Receive* receive) {
-  if (receive->data != nullptr && receive->pin == nullptr) ccjs::ReceiveMemory::OfThisThread().Give(receive->data, receive->length);
+  if (receive->data != nullptr && receive->pin == nullptr) ccjs::ReceiveMemory::Shared().Give(receive->data, receive->length);
   delete receive;
 }
 
@@ -334,7 +334,7 @@ void Worker::Release(Receive* receive) {
   receive->message = nullptr;
   receive->done = false;
   receive->orphan = true;
-  receive->data = ccjs::ReceiveMemory::OfThisThread().Take(receive->length);
+  receive->data = ccjs::ReceiveMemory::Shared().Take(receive->length);
   ucp_request_param_t params{};
   params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   params.cb.recv = OnReceived;
@@ -355,7 +355,7 @@ Part Worker::ReceiveHeld(void* data, std::unique_ptr<Pin> pin, uint32_t timeout_
     receive->data = data;
     receive->pin = std::move(pin);
   } else {
-    receive->data = ccjs::ReceiveMemory::OfThisThread().Take(receive->length);
+    receive->data = ccjs::ReceiveMemory::Shared().Take(receive->length);
   }
   ucp_tag_message_h message = receive->message;
   receive->message = nullptr;
@@ -514,7 +514,7 @@ unsigned Worker::ReceiveArrived() {
     } else {
       receive->orphan = true;  // not from a peer of ours: received and dropped
     }
-    if (receive->data == nullptr) receive->data = ccjs::ReceiveMemory::OfThisThread().Take(info.length);
+    if (receive->data == nullptr) receive->data = ccjs::ReceiveMemory::Shared().Take(info.length);
     ucp_request_param_t params{};
     params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     params.cb.recv = OnReceived;

@@ -253,7 +253,7 @@ class UcxWorker : public Napi::ObjectWrap<UcxWorker> {
     if (part.length <= COPY_OUT_BYTES) {
       Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, part.length);
       if (part.length > 0) memcpy(buffer.Data(), part.data, part.length);
-      ccjs::ReceiveMemory::OfThisThread().Give(part.data, part.length);
+      ccjs::ReceiveMemory::Shared().Give(part.data, part.length);
       return buffer;
     }
     return ccjs::HandOver(env, part.data, part.length);

@@ -16,6 +16,11 @@ export interface BodyMemory {
    * collected (not zero-filled); RangeError when there is not that much.
    */
   receiveBuffer(length: number): ArrayBuffer;
+  /**
+   * What that memory did in this process so far: large bodies served from memory given back by
+   * earlier ones (`reused`) and from fresh memory (`fresh`), and the bytes of it idle now.
+   */
+  receiveMemoryStats(): { reused: number; fresh: number; idleBytes: number };
 }
 
 let loaded: BodyMemory | string | undefined;
@@ -46,7 +51,7 @@ const POOLED_BYTES = 64 * 1024;
  * shared pool, even for small bodies: a receiver may transfer the typed array's buffer to a
  * worker, which would detach every other view of a pooled slab. A large one comes from the addon
  * when it is built: memory that earlier bodies gave back when they were collected, whose pages
- * need not be faulted in again (Node copies such a buffer rather than transferring it).
+ * need not be faulted in again (transferred to a worker, it goes back from there).
  */
 export function freshBytes(length: number): Uint8Array {
   if (length > POOLED_BYTES) {

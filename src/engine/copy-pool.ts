@@ -3,7 +3,7 @@
  * receiver (rendezvous, see Engine.detach). A fresh MiB costs more in page faults here (~200 µs)
  * than the copy into it, so the memory of a copy whose data went out is kept for the next one
  * instead of left to the garbage collector. Sizes are rounded up to a power of two; at most
- * IDLE_BYTES wait idle.
+ * IDLE_BYTES wait idle, those of the latest sizes.
  *
  * Pooled copies are plain bytes that the frame does not own (ownsFirstBody false): a device that
  * hands bodies to a receiver as they are (the in-process one) copies them first, so no receiver
@@ -22,6 +22,8 @@ export class CopyPool {
   /** Idle buffers by size (a power of two). */
   private readonly idle = new Map<number, ArrayBuffer[]>();
   private idleBytes = 0;
+  /** Copies made in memory the pool kept, and in fresh memory (which the kernel faults in page by page). */
+  readonly stats = { reused: 0, fresh: 0 };
 
   /** Replaces `frame`'s bodies with copies; returns the pooled buffers among them, to give back once the data went out. */
   copyBodies(frame: Frame): ArrayBuffer[] {
@@ -47,21 +49,36 @@ export class CopyPool {
     return pooled;
   }
 
-  /** The data of copies went out: their memory serves the next ones. */
+  /**
+   * The data of copies went out: their memory serves the next ones. Idle buffers of other sizes
+   * make room for it (the size just sent is the likeliest to come next).
+   */
   giveBack(buffers: readonly ArrayBuffer[]): void {
     for (const buffer of buffers) {
-      if (this.idleBytes + buffer.byteLength > IDLE_BYTES) continue;
-      let free = this.idle.get(buffer.byteLength);
-      if (free === undefined) this.idle.set(buffer.byteLength, (free = []));
+      const size = buffer.byteLength;
+      if (size > IDLE_BYTES) continue;
+      for (const [other, free] of this.idle) {
+        while (other !== size && free.length > 0 && this.idleBytes + size > IDLE_BYTES) {
+          free.pop();
+          this.idleBytes -= other;
+        }
+      }
+      if (this.idleBytes + size > IDLE_BYTES) continue;
+      let free = this.idle.get(size);
+      if (free === undefined) this.idle.set(size, (free = []));
       free.push(buffer);
-      this.idleBytes += buffer.byteLength;
+      this.idleBytes += size;
     }
   }
 
   private take(bytes: number): ArrayBuffer {
     const size = 2 ** Math.ceil(Math.log2(bytes));
     const buffer = this.idle.get(size)?.pop();
-    if (buffer === undefined) return new ArrayBuffer(size);
+    if (buffer === undefined) {
+      this.stats.fresh += 1;
+      return new ArrayBuffer(size);
+    }
+    this.stats.reused += 1;
     this.idleBytes -= size;
     return buffer;
   }

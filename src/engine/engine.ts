@@ -112,7 +112,8 @@ export class Engine implements DeviceHost {
   private readonly calls = new PendingCalls();
   /** sendAsync calls above the eager limit whose data could not be copied yet (sendBuffer full). */
   private readonly undetached = new Queue<SendCall>();
-  private readonly copyPool = new CopyPool();
+  /** Memory for the copies of large sendAsync data (its stats say how often it was reused). */
+  readonly copyPool = new CopyPool();
   private nextId = 0;
   /** Every group's route here, by context: a loss breaks those that contain the lost endpoint. */
   private readonly routes = new Map<number, Route>();
