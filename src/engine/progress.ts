@@ -76,6 +76,11 @@ export class ProgressEngine {
     };
   }
 
+  /** The longest a waiting call spins now, in microseconds (what a wait of its own, on shared memory, spins for). */
+  get budget(): number {
+    return this.budgetMicroseconds;
+  }
+
   get spinning(): boolean {
     return this.vetoes === 0 && this.maximumMicroseconds > 0 && this.devices.length > 0;
   }
