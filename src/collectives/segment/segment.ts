@@ -10,8 +10,9 @@
  * Each member keeps its mapping per group (groups are immutable); the memory goes when the last
  * mapping is collected.
  *
- *   header:  Int32 0 magic  1 members  2 mapped count  3 broken (0, or 1 + the rank it failed at)
- *            4 notice format  5 notice length; bytes 64.. the failed call's notice (engine/abort.ts)
+ *   header:  Int32 0 magic  1 members  2 mapped count; per call parity h (at 4 + 4h): the last
+ *            call of that parity that failed, the rank it failed at, its notice's format and
+ *            length; the notices (engine/abort.ts) at bytes 64 + h × NOTICE_BYTES
  *   lines:   64 bytes per member (LINE)
  *   data:    per member two chunks of CHUNK_BYTES: a 64-byte header (Float64 0: the length of the
  *            stream being written), then the chunk's bytes
@@ -42,10 +43,12 @@ const CHUNK_HEADER = 64;
 export const CHUNK_CAPACITY = CHUNK_BYTES - CHUNK_HEADER;
 
 const MAGIC = 0x63636a63;
-const HEADER = { magic: 0, members: 1, mapped: 2, broken: 3, noticeFormat: 4, noticeLength: 5 } as const;
+const HEADER = { magic: 0, members: 1, mapped: 2, failed: 4 } as const;
+/** A failed call's words, after HEADER.failed + 4 × its parity. */
+const FAILED = { sequence: 0, rank: 1, format: 2, length: 3 } as const;
 const NOTICE_OFFSET = 64;
-const NOTICE_BYTES = 8192;
-const LINES_OFFSET = NOTICE_OFFSET + NOTICE_BYTES;
+const NOTICE_BYTES = 4096;
+const LINES_OFFSET = NOTICE_OFFSET + 2 * NOTICE_BYTES;
 const LINE_BYTES = 64;
 /** A member's control line, in Int32 words: written by its member only (but the sleeping word, which wakers swap). */
 const LINE = { arrived: 0, signature: 1, published: 7, consumed: 8, sleeping: 9, pid: 10, token: 11, thread: 12 } as const;
@@ -92,6 +95,10 @@ export class CollectiveSegment {
   private alone: boolean | undefined;
   /** Calls made through it, this one included. */
   sequence = 0;
+  /** Every member has mapped it (its first call got that far): it serves this group's calls from now on. */
+  confirmed: boolean;
+  /** Drops this member's mapping from the group's (segmentOf), so that the next call sets one up. */
+  forget: () => void = () => undefined;
   /** The call and position of the last chunk written into each half of this member's slot. */
   private readonly lastWritten = [
     { sequence: 0, at: 0 },
@@ -114,6 +121,7 @@ export class CollectiveSegment {
     this.bytes = new Uint8Array(buffer);
     this.lengths = new Float64Array(buffer);
     this.unlinked = !creator;
+    this.confirmed = members === 1;
     if (creator) process.once('exit', this.unlinkAtExit);
     if (native === undefined) return;
     const address = threadWaker.addressOf(native);
@@ -180,37 +188,50 @@ export class CollectiveSegment {
     this.lengths[(offset - CHUNK_HEADER) / 8] = length;
   }
 
-  /** The failure some member recorded, as the error this member's call fails with; undefined while none did. */
-  brokenError(call: SharedCall): Error | undefined {
-    const broken = Atomics.load(this.words, HEADER.broken);
-    if (broken === 0) return undefined;
-    const length = this.words[HEADER.noticeLength] as number;
-    const bytes = this.bytes.slice(NOTICE_OFFSET, NOTICE_OFFSET + length);
-    const notice = { format: this.words[HEADER.noticeFormat] as number, bytes };
-    return abortError(abortFrame(notice, call.route.context, broken - 1, call.groupRank, call.tag, call.signature));
+  /** True once call `sequence` failed at some member (members are never two calls apart, so its parity's words tell). */
+  failed(sequence: number): boolean {
+    return Atomics.load(this.words, HEADER.failed + (sequence & 1) * 4 + FAILED.sequence) === sequence;
   }
 
-  /** Records that a call failed here with `error` (at group rank `rank`), and wakes every member: the segment serves no more calls. */
-  breakWith(error: Error, rank: number): void {
-    if (Atomics.load(this.words, HEADER.broken) !== 0) return;
-    const notice = abortNotice(error, rank);
-    const length = Math.min(notice.bytes.byteLength, NOTICE_BYTES);
-    this.bytes.set(notice.bytes.subarray(0, length), NOTICE_OFFSET);
-    this.words[HEADER.noticeFormat] = notice.format;
-    this.words[HEADER.noticeLength] = length;
-    if (Atomics.compareExchange(this.words, HEADER.broken, 0, rank + 1) === 0) this.wakeAll(true);
+  /** The error this member's part of `call` (call `sequence`) fails with, as the member where it failed first recorded it. */
+  failure(call: SharedCall, sequence: number): Error {
+    const at = HEADER.failed + (sequence & 1) * 4;
+    const offset = NOTICE_OFFSET + (sequence & 1) * NOTICE_BYTES;
+    const notice = { format: this.words[at + FAILED.format] as number, bytes: this.bytes.slice(offset, offset + (this.words[at + FAILED.length] as number)) };
+    return abortError(abortFrame(notice, call.route.context, this.words[at + FAILED.rank] as number, call.groupRank, call.tag, call.signature));
   }
 
-  get broken(): boolean {
-    return Atomics.load(this.words, HEADER.broken) !== 0;
+  /**
+   * Call `sequence` failed here with `error` (at group rank `rank`): records why, once, for every
+   * member waiting in it, then says this member is done with the call (arrived, everything
+   * published and read), so that nobody waits for it, and wakes every member. Those that read
+   * what it published find the call failed first; the next call runs as if nothing happened.
+   */
+  abandon(sequence: number, error: Error, rank: number): void {
+    const at = HEADER.failed + (sequence & 1) * 4;
+    if (Atomics.load(this.words, at + FAILED.sequence) !== sequence) {
+      const notice = abortNotice(error, rank);
+      const length = Math.min(notice.bytes.byteLength, NOTICE_BYTES);
+      this.bytes.set(notice.bytes.subarray(0, length), NOTICE_OFFSET + (sequence & 1) * NOTICE_BYTES);
+      this.words[at + FAILED.rank] = rank;
+      this.words[at + FAILED.format] = notice.format;
+      this.words[at + FAILED.length] = length;
+      Atomics.store(this.words, at + FAILED.sequence, sequence);
+    }
+    const line = this.line(this.index);
+    if (((Atomics.load(this.words, line + LINE.arrived) - sequence) | 0) < 0) Atomics.store(this.words, line + LINE.arrived, sequence);
+    Atomics.store(this.words, line + LINE.published, position(sequence, END_ROUND, LAST_STEP));
+    Atomics.store(this.words, line + LINE.consumed, position(sequence, END_ROUND, LAST_STEP));
+    this.wakeAll(true);
   }
 
-  /** Removes its name once every member has mapped it (the creator's part). */
-  unlinkIfAllMapped(): void {
-    if (!this.unlinked && Atomics.load(this.words, HEADER.mapped) >= this.members - 1) this.unlink();
+  /** How many members other than the creator have mapped it. */
+  get mapped(): number {
+    return Atomics.load(this.words, HEADER.mapped);
   }
 
-  private unlink(): void {
+  /** Removes its name from /dev/shm (the creator's part, once every member has mapped it). */
+  unlink(): void {
     process.off('exit', this.unlinkAtExit);
     if (this.unlinked) return;
     this.unlinked = true;
@@ -320,25 +341,27 @@ export class CollectiveSegment {
   }
 
   /**
-   * Resolves once `ready()` holds, waiting for member `member`: spins on the flag (polling the
-   * devices, so that messages keep moving) for the progress engine's budget where a core is free,
-   * then sleeps until a publisher wakes it. Fails as the wait's call does (a lost member, an
-   * abort, the segment broken).
+   * Resolves once `ready()` holds, waiting for member `member` in call `sequence`: spins on the
+   * flag (polling the devices, so that messages keep moving) for the progress engine's budget
+   * where a core is free, then sleeps until a publisher wakes it. Fails as the call does (a lost
+   * member, an abort), and where the call failed at another member (whose flags went up, but not
+   * over data).
    */
-  async waitFor(call: SharedCall, wait: SharedMemoryWait, member: number, ready: () => boolean): Promise<void> {
-    if (ready()) return;
-    const broken = this.brokenError(call);
-    if (broken !== undefined) throw broken;
+  async waitFor(call: SharedCall, wait: SharedMemoryWait, sequence: number, member: number, ready: () => boolean): Promise<void> {
+    if (!ready()) await this.waitLonger(call, wait, sequence, member, ready);
+    if (this.failed(sequence)) throw this.failure(call, sequence);
+  }
+
+  private async waitLonger(call: SharedCall, wait: SharedMemoryWait, sequence: number, member: number, ready: () => boolean): Promise<void> {
     wait.peer = member;
     const failure = call.engine.waitShared(wait);
     if (failure !== undefined) throw failure;
     try {
-      if (progressEngine.spinning && this.maySpin() && this.spin(wait, ready)) return;
-      if (wait.failure !== undefined) throw wait.failure;
-      await this.sleep(wait, ready);
-      if (wait.failure !== undefined) throw wait.failure;
-      const later = ready() ? undefined : this.brokenError(call);
-      if (later !== undefined) throw later;
+      const over = () => ready() || this.failed(sequence);
+      if (progressEngine.spinning && this.maySpin() && this.spin(wait, over)) return;
+      if (wait.failure === undefined) await this.sleep(wait, over);
+      // What it waited for came (or the call failed here, which the caller finds): a failure told at the same time comes to the next wait.
+      if (!over() && wait.failure !== undefined) throw wait.failure;
     } finally {
       call.engine.doneWaiting(wait);
     }
@@ -349,7 +372,7 @@ export class CollectiveSegment {
     const deadline = performance.now() + progressEngine.budget / 1000;
     for (let polls = 1; ; polls += 1) {
       if (ready()) return true;
-      if (wait.failure !== undefined || this.broken) return false;
+      if (wait.failure !== undefined) return false;
       if (polls % 16 === 0) {
         progressEngine.poll();
         if (performance.now() > deadline) return false;
@@ -361,7 +384,7 @@ export class CollectiveSegment {
     const word = this.line(this.index) + LINE.sleeping;
     return new Promise<void>((resolve) => {
       const sleeper = {
-        ready: () => ready() || this.broken || wait.failure !== undefined,
+        ready: () => ready() || wait.failure !== undefined,
         rearm: () => Atomics.store(this.words, word, SLEEPING),
         wake: () => {
           Atomics.store(this.words, word, AWAKE);
@@ -408,8 +431,11 @@ export async function segmentOf(context: CollectiveContext): Promise<CollectiveS
     mappings.set(context.group, byGroup);
   }
   const held = byGroup.get(key);
-  if (held !== undefined && !held.broken) return held;
-  byGroup.delete(key);
+  if (held !== undefined) return held;
+  const forget = (segment: CollectiveSegment) => () => {
+    byGroup.delete(key);
+    segment.unlink();
+  };
   if (context.size === 1) {
     const alone = CollectiveSegment.alone();
     byGroup.set(key, alone);
@@ -428,6 +454,7 @@ export async function segmentOf(context: CollectiveContext): Promise<CollectiveS
     const name = await context.receive<string>(0);
     segment = CollectiveSegment.map(native, name, context.size, context.rank);
   }
+  segment.forget = forget(segment);
   byGroup.set(key, segment);
   return segment;
 }
@@ -460,7 +487,7 @@ export class SegmentCall {
   }
 
   private waitFor(member: number, ready: () => boolean): Promise<void> {
-    return this.segment.waitFor(this.call, this.wait, this.context.groupRankOf(member), ready);
+    return this.segment.waitFor(this.call, this.wait, this.sequence, this.context.groupRankOf(member), ready);
   }
 
   /**
@@ -471,12 +498,26 @@ export class SegmentCall {
    */
   async begin(): Promise<void> {
     const { segment, sequence } = this;
+    if (!segment.confirmed) await this.confirm();
     const settled = position(sequence - 2, END_ROUND, LAST_STEP);
     for (let member = 0; member < this.size; member += 1) {
       if (member !== this.rank) await this.waitFor(member, () => atLeast(segment.consumed(member), settled));
     }
     segment.arrive(sequence, this.call.signature);
     if (this.size > 1) await this.arrival((this.rank - 1 + this.size) % this.size);
+  }
+
+  /**
+   * On the first call through the segment: waits until every member has mapped it (the creator
+   * then unlinks its name). A member whose first call fails before then forgets the segment, and
+   * so does every other (none got past this point: a failure that is not a setup's needs it
+   * passed), so the next call sets a new one up.
+   */
+  private async confirm(): Promise<void> {
+    const { segment } = this;
+    await this.waitFor((this.rank + 1) % this.size, () => segment.mapped >= this.size - 1);
+    segment.confirmed = true;
+    if (this.rank === 0) segment.unlink();
   }
 
   /** Waits for `member` to enter this call, and checks its signature against this member's. */
@@ -519,14 +560,14 @@ export class SegmentCall {
   /** Leaves the call: done with all of it. */
   end(): void {
     this.segment.consume(position(this.sequence, END_ROUND, LAST_STEP));
-    if (this.rank === 0) this.segment.unlinkIfAllMapped();
   }
 }
 
 /**
  * Runs `body` as this member's part of a call through `context`'s segment: sets the segment up on
- * first use, enters and leaves the call; a failure here breaks the segment (every member's waits
- * end, naming it) before it propagates (the caller aborts the call, see operations.ts).
+ * first use, enters and leaves the call. A failure here is recorded in the segment for the
+ * members still in the call (their waits end, naming it) before it propagates (the caller aborts
+ * the call, see operations.ts); the next call runs through the segment as usual.
  */
 export async function throughSegment<R>(context: CollectiveContext, body: (call: SegmentCall) => Promise<R>): Promise<R> {
   const segment = await segmentOf(context);
@@ -537,7 +578,8 @@ export async function throughSegment<R>(context: CollectiveContext, body: (call:
     call.end();
     return result;
   } catch (error) {
-    segment.breakWith(error as Error, call.call.groupRank);
+    if (segment.confirmed) segment.abandon(call.sequence, error as Error, call.call.groupRank);
+    else segment.forget();
     throw error;
   }
 }
