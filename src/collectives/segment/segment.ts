@@ -21,7 +21,7 @@
  * round of the call (a chunk's turn) and a step within the round, in 31 bits, compared modulo
  * the sequence's wrap: members are never more than one call apart (Member.begin waits for that).
  */
-import { CCJError, TransportError } from '../../base/errors.js';
+import { CCJError, PeerLostError, TransportError } from '../../base/errors.js';
 import { abortError, abortFrame, abortNotice } from '../../engine/abort.js';
 import { SharedMemoryWait } from '../../engine/calls.js';
 import { signatureMismatch } from '../../engine/messages.js';
@@ -565,9 +565,9 @@ export class SegmentCall {
 
 /**
  * Runs `body` as this member's part of a call through `context`'s segment: sets the segment up on
- * first use, enters and leaves the call. A failure here is recorded in the segment for the
- * members still in the call (their waits end, naming it) before it propagates (the caller aborts
- * the call, see operations.ts); the next call runs through the segment as usual.
+ * first use, enters and leaves the call. A failure here (but a lost member's) is recorded in the
+ * segment for the members still in the call (their waits end, naming it) before it propagates
+ * (the caller aborts the call, see operations.ts); the next call runs through the segment as usual.
  */
 export async function throughSegment<R>(context: CollectiveContext, body: (call: SegmentCall) => Promise<R>): Promise<R> {
   const segment = await segmentOf(context);
@@ -578,8 +578,9 @@ export async function throughSegment<R>(context: CollectiveContext, body: (call:
     call.end();
     return result;
   } catch (error) {
-    if (segment.confirmed) segment.abandon(call.sequence, error as Error, call.call.groupRank);
-    else segment.forget();
+    // A lost member breaks the group: every member's engine fails its waits, naming the lost process.
+    if (!segment.confirmed) segment.forget();
+    else if (!(error instanceof PeerLostError)) segment.abandon(call.sequence, error as Error, call.call.groupRank);
     throw error;
   }
 }
