@@ -100,6 +100,21 @@ describe('collectives through a collective segment', function () {
     });
   });
 
+  it('is the default only where every pair shares memory: over TCP the next rule runs, and CCJS_TRACE says why', async function () {
+    const lines: string[] = [];
+    const masters = await createMasters(2, { trace: (line: string) => lines.push(line) });
+    try {
+      await runGroup(masters, [2, 1], 'segment-refused', async (member, group) => {
+        await member.allReduce(group, 1, Reductions.SUM);
+      });
+    } finally {
+      await closeAll(masters);
+    }
+    const calls = lines.filter((line) => line.includes('allReduce(SUM)'));
+    expect(calls).to.have.length(3);
+    for (const line of calls) expect(line).to.match(/allReduce\(SUM\) bde-nonblocking, .*; shared-memory refused: rank \d is reached over tcp, not shared memory$/);
+  });
+
   for (const { processes, threads } of [
     { processes: 4, threads: 1 },
     { processes: 2, threads: 2 },

@@ -16,7 +16,7 @@ import type { CallOwner, Route } from '../engine/calls.js';
 import type { CollectiveName, Layout, Selection } from './algorithm.js';
 import type { Endpoint } from './endpoint.js';
 import type { CollectiveCaller, CollectiveGroup } from './participants.js';
-import { sharesMemory } from './segment/segment.js';
+import { sharesMemory } from './segment/sharing.js';
 
 /** What the levels of a hierarchical call key their choice of algorithm on. */
 export interface LevelShape {

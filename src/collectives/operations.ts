@@ -14,7 +14,7 @@ import type { AlgorithmName } from './algorithms.js';
 import type { CollectiveGroup, CollectiveMember } from './participants.js';
 import { estimatedBytes } from './message-size.js';
 import { topologyOf } from './hierarchy.js';
-import { sharesMemory } from './segment/segment.js';
+import { sharesMemory } from './segment/sharing.js';
 
 const rankLists = new Map<number, readonly number[]>();
 

@@ -30,9 +30,8 @@ import type { Signature } from '../../engine/signature.js';
 import type { ShmNative } from '../../../transport/shm/native.js';
 import { shmNative } from '../../../transport/shm/native.js';
 import { segmentName } from '../../../transport/shm/segments.js';
+import { segmentRefusal } from './sharing.js';
 import type { CollectiveContext, SharedCall } from '../context.js';
-import type { CollectiveGroup } from '../participants.js';
-import type { Engine } from '../../engine/engine.js';
 import { AWAKE, SLEEPING, threadWaker } from './waking.js';
 import type { WakeAddress } from './waking.js';
 
@@ -407,12 +406,6 @@ export class CollectiveSegment {
   }
 }
 
-/** Why a segment cannot be had in this process, or undefined when it can. */
-export function segmentRefusal(): string | undefined {
-  const native = shmNative();
-  return typeof native === 'string' ? `the shared-memory addon is not available (${native})` : undefined;
-}
-
 /** Mappings by group, then by "the level's group ranks / this member's group rank". */
 const mappings = new WeakMap<object, Map<string, CollectiveSegment>>();
 
@@ -583,42 +576,4 @@ export async function throughSegment<R>(context: CollectiveContext, body: (call:
     else if (!(error instanceof PeerLostError)) segment.abandon(call.sequence, error as Error, call.call.groupRank);
     throw error;
   }
-}
-
-/** Whether members share memory, by group, then by the members' group ranks. */
-const sharing = new WeakMap<object, Map<string, true | string>>();
-
-/**
- * true where the members of `group` at `ranks` can share a collective segment, else why not: they
- * must be on one host, the shm addon built, and `engine` must reach each of them in-process or
- * over shared memory (a pair over TCP on one host may not share /dev/shm). Every member of a job
- * configured alike comes to the same answer.
- */
-export function sharesMemory(group: CollectiveGroup, ranks: readonly number[], engine: Engine): true | string {
-  let byGroup = sharing.get(group);
-  if (byGroup === undefined) {
-    byGroup = new Map();
-    sharing.set(group, byGroup);
-  }
-  const key = ranks.join(',');
-  let answer = byGroup.get(key);
-  if (answer === undefined) {
-    answer = sharingOf(group, ranks, engine);
-    byGroup.set(key, answer);
-  }
-  return answer;
-}
-
-function sharingOf(group: CollectiveGroup, ranks: readonly number[], engine: Engine): true | string {
-  const hosts = new Set(ranks.map((rank) => group.hosts[rank]));
-  if (hosts.size > 1) return `the members are on ${hosts.size} hosts`;
-  const refusal = segmentRefusal();
-  if (refusal !== undefined) return refusal;
-  for (const rank of ranks) {
-    const endpoint = group.route.endpoints[rank] as number;
-    if (endpoint === engine.rank) continue;
-    const device = engine.deviceOf(endpoint)?.name;
-    if (device !== 'local' && device !== 'shm') return `rank ${rank} is reached over ${device ?? 'no device'}, not shared memory`;
-  }
-  return true;
 }
