@@ -20,13 +20,13 @@ type TypedArrayType = new (buffer: ArrayBufferLike, byteOffset: number, length: 
 
 /** The reduction of every member's `value` (all of one type and length); the result only where `reads`, else null. */
 export async function reduceInSegment(call: SegmentCall, value: TypedArray, op: ReductionObject<TypedArray>, reads: boolean): Promise<TypedArray | null> {
-  const { segment, size, rank, sequence } = call;
+  const { segment, size, rank, id } = call;
   const type = Object.getPrototypeOf(value).constructor as TypedArrayType;
   const elementBytes = value.BYTES_PER_ELEMENT;
   const perRound = Math.floor(CHUNK_CAPACITY / elementBytes);
   const rounds = Math.max(1, Math.ceil(value.length / perRound));
   const result = reads ? allocateToFill(value, value.length) : null;
-  const over = (member: number, round: number, first: number, length: number) => new type(segment.buffer, segment.chunkOffset(member, sequence, round) + first * elementBytes, length);
+  const over = (member: number, round: number, first: number, length: number) => new type(segment.buffer, segment.chunkOffset(member, id, round) + first * elementBytes, length);
   const base = call.round;
   for (let index = 0; index < rounds; index += 1) {
     const round = base + index;
@@ -55,7 +55,7 @@ export async function reduceInSegment(call: SegmentCall, value: TypedArray, op: 
         const to = blocks.start(member + 1);
         if (to === from) continue;
         if (member !== rank) await call.published(member, round, 2);
-        const at = segment.chunkOffset(member, sequence, round) + from * elementBytes;
+        const at = segment.chunkOffset(member, id, round) + from * elementBytes;
         segmentCopy(resultBytes, (first + from) * elementBytes, segment.bytes.subarray(at, at + (to - from) * elementBytes));
       }
     }

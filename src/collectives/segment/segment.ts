@@ -1,25 +1,27 @@
 /**
  * A group's collective segment on one host (Open MPI's coll/sm, UCC's shared-memory team layer):
- * shared memory that the group's members on the host map, with a control line per member (its
- * sequence counters, its call's signature, its sleeping word, where to ring it) and per member a
- * data slot of two chunks, so that a member writes its next chunk while slower readers finish
- * the one before. The host's lowest rank of the group makes it on the group's first call through
- * it and tells the others its name by a message of that call; they map it and count themselves
- * in, and the creator unlinks its name once all have (or when its process exits; a killed
- * process's segment is removed by removeStaleSegments: its name is of the `ccjs-<pid>-…` family).
- * Each member keeps its mapping per group (groups are immutable); the memory goes when the last
- * mapping is collected.
+ * shared memory that the group's members on the host map, with a control line per member (where
+ * it is in its calls, its calls' signatures and failures, its sleeping word, where to ring it) and
+ * per member a data slot of two chunks, so that a member writes its next chunk while slower readers
+ * finish the one before. The host's lowest rank of the group makes it on the group's first call
+ * through it and tells the others its name by a message of that call; they map it and count
+ * themselves in, and the creator unlinks its name once all have (or when its process exits; a
+ * killed process's segment is removed by removeStaleSegments: its name is of the `ccjs-<pid>-…`
+ * family). Each member keeps its mapping per group (groups are immutable); the memory goes when
+ * the last mapping is collected.
  *
- *   header:  Int32 0 magic  1 members  2 mapped count; per call parity h (at 4 + 4h): the last
- *            call of that parity that failed, the rank it failed at, its notice's format and
- *            length; the notices (engine/abort.ts) at bytes 64 + h × NOTICE_BYTES
- *   lines:   64 bytes per member (LINE)
+ *   header:  Int32 0 magic  1 members  2 mapped count
+ *   lines:   LINE_BYTES per member (LINE), then per member two failure notices of NOTICE_BYTES
  *   data:    per member two chunks of CHUNK_BYTES: a 64-byte header (Float64 0: the length of the
  *            stream being written), then the chunk's bytes
  *
- * Positions (PUBLISHED, CONSUMED) name a point of a call: its sequence number (modulo 2^11), the
- * round of the call (a chunk's turn) and a step within the round, in 31 bits, compared modulo
- * the sequence's wrap: members are never more than one call apart (Member.begin waits for that).
+ * A call through the segment is named by its call id: its operation tag (the group's collective
+ * counter, the same at every member) times four, plus how many calls through the segment the same
+ * operation made before (a hierarchical one makes two). A member that failed an operation before
+ * it came here skips its calls; the others find it gone past them and wait for the operation's
+ * abort. Where a member is, is a pair (call id, round × 16 + step), compared call id first
+ * (modulo 2^32); a member is never more than one call ahead of another (SegmentCall.begin waits for
+ * that), so each member keeps its last two calls' signatures and failures.
  */
 import { CCJError, PeerLostError, TransportError } from '../../base/errors.js';
 import { abortError, abortFrame, abortNotice } from '../../engine/abort.js';
@@ -42,40 +44,48 @@ const CHUNK_HEADER = 64;
 export const CHUNK_CAPACITY = CHUNK_BYTES - CHUNK_HEADER;
 
 const MAGIC = 0x63636a63;
-const HEADER = { magic: 0, members: 1, mapped: 2, failed: 4 } as const;
-/** A failed call's words, after HEADER.failed + 4 × its parity. */
-const FAILED = { sequence: 0, rank: 1, format: 2, length: 3 } as const;
-const NOTICE_OFFSET = 64;
+const HEADER = { magic: 0, members: 1, mapped: 2 } as const;
+const LINES_OFFSET = 64;
+const LINE_BYTES = 128;
+/**
+ * A member's control line, in Int32 words, written by its member only (but the sleeping word,
+ * which wakers swap): the call it arrived at; its last two calls' signatures (call id, operation,
+ * root, reduction); how far it published and read (call id, round × 16 + step: the call id is
+ * written after the position is reset, and read around it, see `at`); its sleeping word and its
+ * thread's address; its last two failed calls (call id, notice format, notice length).
+ */
+const LINE = { arrived: 0, signatures: 1, publishedCall: 9, publishedAt: 10, consumedCall: 11, consumedAt: 12, sleeping: 13, pid: 14, token: 15, thread: 16, failures: 17 } as const;
+const SIGNATURE_WORDS = 4;
+const FAILURE_WORDS = 3;
 const NOTICE_BYTES = 4096;
-const LINES_OFFSET = NOTICE_OFFSET + 2 * NOTICE_BYTES;
-const LINE_BYTES = 64;
-/** A member's control line, in Int32 words: written by its member only (but the sleeping word, which wakers swap). */
-const LINE = { arrived: 0, signature: 1, published: 7, consumed: 8, sleeping: 9, pid: 10, token: 11, thread: 12 } as const;
 const PAGE = 4096;
 
-const SEQUENCE_MASK = 0x7ff;
-const ROUND_MASK = 0xffff;
-/** The last step of a round, and of a call (with the last round): "done with all of it". */
+/** The last step of a round, and, with END_ROUND, of a call: "done with all of it". */
 export const LAST_STEP = 0xf;
-const END_ROUND = ROUND_MASK;
+const END_ROUND = 0x7ff_ffff;
+const END = (END_ROUND << 4) | LAST_STEP;
 
-/** The position of step `step` of round `round` of call `sequence`. */
-export function position(sequence: number, round: number, step: number): number {
-  return ((sequence & SEQUENCE_MASK) << 20) | ((round & ROUND_MASK) << 4) | step;
+/** Where in call `call` a member is: step `step` of round `round`. */
+function inCall(round: number, step: number): number {
+  return (round << 4) | step;
 }
 
-/** True when position `a` is at or after `b`. */
-function atLeast(a: number, b: number): boolean {
-  const calls = ((a >>> 20) - (b >>> 20)) & SEQUENCE_MASK;
-  return calls !== 0 ? calls < SEQUENCE_MASK / 2 : (a & 0xfffff) >= (b & 0xfffff);
+/** True when (call a, at a) is at or after (call b, at b). */
+function atLeast(callA: number, atA: number, callB: number, atB: number): boolean {
+  const calls = (callA - callB) | 0;
+  return calls !== 0 ? calls > 0 : atA >= atB;
 }
 
 function align(bytes: number, to: number): number {
   return Math.ceil(bytes / to) * to;
 }
 
+function noticesOffset(members: number): number {
+  return LINES_OFFSET + members * LINE_BYTES;
+}
+
 function dataOffset(members: number): number {
-  return align(LINES_OFFSET + members * LINE_BYTES, PAGE);
+  return align(noticesOffset(members) + members * 2 * NOTICE_BYTES, PAGE);
 }
 
 function segmentBytes(members: number): number {
@@ -92,17 +102,22 @@ export class CollectiveSegment {
   private readonly addresses: (WakeAddress | undefined)[] = [];
   /** No other member lives in this thread: waiting may spin (another one here could not move while it does). */
   private alone: boolean | undefined;
-  /** Calls made through it, this one included. */
-  sequence = 0;
+  /** This member's last two calls through it, the latest first (call ids; 0: none). */
+  readonly calls = [0, 0];
+  /** The operation tag of the latest call, and how many calls that operation made through it. */
+  private lastTag = 0;
+  private callsOfTag = 0;
   /** Every member has mapped it (its first call got that far): it serves this group's calls from now on. */
   confirmed: boolean;
   /** Drops this member's mapping from the group's (segmentOf), so that the next call sets one up. */
   forget: () => void = () => undefined;
   /** The call and position of the last chunk written into each half of this member's slot. */
   private readonly lastWritten = [
-    { sequence: 0, at: 0 },
-    { sequence: 0, at: 0 },
+    { call: 0, at: 0 },
+    { call: 0, at: 0 },
   ];
+  /** Which signature and failure slot this member's latest call uses. */
+  private slot = 0;
   private unlinked: boolean;
   private readonly unlinkAtExit = () => this.unlink();
 
@@ -133,26 +148,16 @@ export class CollectiveSegment {
   /** The segment of a group of one. */
   static alone(): CollectiveSegment {
     const buffer = new SharedArrayBuffer(segmentBytes(1));
-    CollectiveSegment.rest(new Int32Array(buffer), 1);
+    new Int32Array(buffer)[HEADER.members] = 1;
     return new CollectiveSegment(undefined, '', buffer, 1, 0, false);
   }
 
-  /** Puts every member's line at rest: everything of "call 0" published and consumed. */
-  private static rest(words: Int32Array, members: number): void {
-    words[HEADER.members] = members;
-    for (let member = 0; member < members; member += 1) {
-      const line = (LINES_OFFSET + member * LINE_BYTES) / 4;
-      words[line + LINE.published] = position(0, END_ROUND, LAST_STEP);
-      words[line + LINE.consumed] = position(0, END_ROUND, LAST_STEP);
-    }
-  }
-
-  /** Makes the segment of `members` members (this one at index 0), every line at rest. */
+  /** Makes the segment of `members` members (this one at index 0). */
   static create(native: ShmNative, members: number, rank: number): CollectiveSegment {
     const name = segmentName(rank);
     const buffer = native.open(name, segmentBytes(members), true);
     const words = new Int32Array(buffer);
-    CollectiveSegment.rest(words, members);
+    words[HEADER.members] = members;
     Atomics.store(words, HEADER.magic, MAGIC);
     return new CollectiveSegment(native, name, buffer, members, 0, true);
   }
@@ -173,9 +178,16 @@ export class CollectiveSegment {
     return (LINES_OFFSET + member * LINE_BYTES) / 4;
   }
 
-  /** Where member `member`'s chunk for round `round` of call `sequence` lies (its data, after the chunk header). */
-  chunkOffset(member: number, sequence: number, round: number): number {
-    return dataOffset(this.members) + (member * 2 + ((sequence + round) & 1)) * CHUNK_BYTES + CHUNK_HEADER;
+  /** The id of the next call, of operation `tag` (see the file's comment). */
+  nextCall(tag: number): number {
+    this.callsOfTag = tag === this.lastTag ? this.callsOfTag + 1 : 0;
+    this.lastTag = tag;
+    return (tag * 4 + this.callsOfTag) | 0;
+  }
+
+  /** Where member `member`'s chunk for round `round` of call `call` lies (its data, after the chunk header). */
+  chunkOffset(member: number, call: number, round: number): number {
+    return dataOffset(this.members) + (member * 2 + ((call + round) & 1)) * CHUNK_BYTES + CHUNK_HEADER;
   }
 
   /** The length of the stream whose chunk lies at `offset` (its writer put it in the chunk's header). */
@@ -185,43 +197,6 @@ export class CollectiveSegment {
 
   setStreamLength(offset: number, length: number): void {
     this.lengths[(offset - CHUNK_HEADER) / 8] = length;
-  }
-
-  /** True once call `sequence` failed at some member (members are never two calls apart, so its parity's words tell). */
-  failed(sequence: number): boolean {
-    return Atomics.load(this.words, HEADER.failed + (sequence & 1) * 4 + FAILED.sequence) === sequence;
-  }
-
-  /** The error this member's part of `call` (call `sequence`) fails with, as the member where it failed first recorded it. */
-  failure(call: SharedCall, sequence: number): Error {
-    const at = HEADER.failed + (sequence & 1) * 4;
-    const offset = NOTICE_OFFSET + (sequence & 1) * NOTICE_BYTES;
-    const notice = { format: this.words[at + FAILED.format] as number, bytes: this.bytes.slice(offset, offset + (this.words[at + FAILED.length] as number)) };
-    return abortError(abortFrame(notice, call.route.context, this.words[at + FAILED.rank] as number, call.groupRank, call.tag, call.signature));
-  }
-
-  /**
-   * Call `sequence` failed here with `error` (at group rank `rank`): records why, once, for every
-   * member waiting in it, then says this member is done with the call (arrived, everything
-   * published and read), so that nobody waits for it, and wakes every member. Those that read
-   * what it published find the call failed first; the next call runs as if nothing happened.
-   */
-  abandon(sequence: number, error: Error, rank: number): void {
-    const at = HEADER.failed + (sequence & 1) * 4;
-    if (Atomics.load(this.words, at + FAILED.sequence) !== sequence) {
-      const notice = abortNotice(error, rank);
-      const length = Math.min(notice.bytes.byteLength, NOTICE_BYTES);
-      this.bytes.set(notice.bytes.subarray(0, length), NOTICE_OFFSET + (sequence & 1) * NOTICE_BYTES);
-      this.words[at + FAILED.rank] = rank;
-      this.words[at + FAILED.format] = notice.format;
-      this.words[at + FAILED.length] = length;
-      Atomics.store(this.words, at + FAILED.sequence, sequence);
-    }
-    const line = this.line(this.index);
-    if (((Atomics.load(this.words, line + LINE.arrived) - sequence) | 0) < 0) Atomics.store(this.words, line + LINE.arrived, sequence);
-    Atomics.store(this.words, line + LINE.published, position(sequence, END_ROUND, LAST_STEP));
-    Atomics.store(this.words, line + LINE.consumed, position(sequence, END_ROUND, LAST_STEP));
-    this.wakeAll(true);
   }
 
   /** How many members other than the creator have mapped it. */
@@ -239,56 +214,130 @@ export class CollectiveSegment {
 
   // ---- the words ----
 
-  arrived(member: number): number {
-    return Atomics.load(this.words, this.line(member) + LINE.arrived);
+  /** True when `member` arrived at call `call` or one after it. */
+  arrived(member: number, call: number): boolean {
+    return ((Atomics.load(this.words, this.line(member) + LINE.arrived) - call) | 0) >= 0;
   }
 
-  published(member: number): number {
-    return Atomics.load(this.words, this.line(member) + LINE.published);
+  /** Whether `member` has published up to (call, at). */
+  published(member: number, call: number, at: number): boolean {
+    return this.reached(this.line(member) + LINE.publishedCall, call, at);
   }
 
-  consumed(member: number): number {
-    return Atomics.load(this.words, this.line(member) + LINE.consumed);
+  /** Whether `member` is done reading up to (call, at). */
+  consumed(member: number, call: number, at: number): boolean {
+    return this.reached(this.line(member) + LINE.consumedCall, call, at);
   }
 
-  signatureOf(member: number, sequence: number): Signature {
-    const at = this.line(member) + LINE.signature + (sequence & 1) * 3;
-    // The words hold unsigned numbers (NO_ROOT, a reduction's hash).
-    return { operation: (this.words[at] as number) >>> 0, root: (this.words[at + 1] as number) >>> 0, reduction: (this.words[at + 2] as number) >>> 0 };
+  /** Reads a (call id, position) pair written as `advance` writes it, and compares it with (call, at). */
+  private reached(word: number, call: number, at: number): boolean {
+    for (;;) {
+      const first = Atomics.load(this.words, word);
+      const position = Atomics.load(this.words, word + 1);
+      if (Atomics.load(this.words, word) === first) return atLeast(first, position, call, at);
+    }
   }
 
-  /** Enters call `sequence` with `signature`: others may check it from now on. Nothing of the call is published yet (steps start at 1). */
-  arrive(sequence: number, signature: Signature): void {
-    const at = this.line(this.index) + LINE.signature + (sequence & 1) * 3;
-    this.words[at] = signature.operation;
-    this.words[at + 1] = signature.root;
-    this.words[at + 2] = signature.reduction;
-    Atomics.store(this.words, this.line(this.index) + LINE.published, position(sequence, 0, 0));
-    Atomics.store(this.words, this.line(this.index) + LINE.arrived, sequence);
+  /** Writes this member's pair at `word`: a new call's id only after its position went back to 0, so that no reader sees the new id with the old position. */
+  private advance(word: number, call: number, at: number): void {
+    if (Atomics.load(this.words, word) !== call) {
+      Atomics.store(this.words, word + 1, 0);
+      Atomics.store(this.words, word, call);
+    }
+    Atomics.store(this.words, word + 1, at);
+  }
+
+  /** Member `member`'s signature in call `call`, or undefined when it never took part in it (it went past it: its operation failed before). */
+  signatureOf(member: number, call: number): Signature | undefined {
+    for (let slot = 0; slot < 2; slot += 1) {
+      const at = this.line(member) + LINE.signatures + slot * SIGNATURE_WORDS;
+      // The words hold unsigned numbers (NO_ROOT, a reduction's hash).
+      if (this.words[at] === call) return { operation: (this.words[at + 1] as number) >>> 0, root: (this.words[at + 2] as number) >>> 0, reduction: (this.words[at + 3] as number) >>> 0 };
+    }
+    return undefined;
+  }
+
+  /** Enters call `call` with `signature`: others may check it from now on. Done with every call before (this one's steps start at 1). */
+  arrive(call: number, signature: Signature): void {
+    this.calls[1] = this.calls[0] as number;
+    this.calls[0] = call;
+    this.slot ^= 1;
+    const line = this.line(this.index);
+    const at = line + LINE.signatures + this.slot * SIGNATURE_WORDS;
+    this.words[at + 1] = signature.operation;
+    this.words[at + 2] = signature.root;
+    this.words[at + 3] = signature.reduction;
+    Atomics.store(this.words, at, call);
+    this.advance(line + LINE.publishedCall, call, 0);
+    this.advance(line + LINE.consumedCall, call, 0);
+    Atomics.store(this.words, line + LINE.arrived, call);
     this.wakeAll();
   }
 
-  publish(at: number): void {
-    Atomics.store(this.words, this.line(this.index) + LINE.published, at);
+  publish(call: number, at: number): void {
+    this.advance(this.line(this.index) + LINE.publishedCall, call, at);
     this.wakeAll();
   }
 
-  consume(at: number): void {
-    Atomics.store(this.words, this.line(this.index) + LINE.consumed, at);
+  consume(call: number, at: number): void {
+    this.advance(this.line(this.index) + LINE.consumedCall, call, at);
     this.wakeAll();
   }
 
   /**
-   * The position a write into the half of round `round` must wait for (every member done with what
-   * was last written there), or undefined when none: what calls before the last wrote is read
-   * (SegmentCall.begin waited for that). Records `at` as written there.
+   * The position a write into the half of `round` of call `call` must wait for (every member done
+   * with what was last written there), or undefined when none: what calls before this member's
+   * previous one wrote is read (SegmentCall.begin waited for that). Records it as written there.
    */
-  claimHalf(sequence: number, round: number, at: number): number | undefined {
-    const last = this.lastWritten[(sequence + round) & 1] as { sequence: number; at: number };
-    const previous = sequence - last.sequence <= 1 ? last.at : undefined;
-    last.sequence = sequence;
-    last.at = at;
+  claimHalf(call: number, round: number): { call: number; at: number } | undefined {
+    const last = this.lastWritten[(call + round) & 1] as { call: number; at: number };
+    const previous = last.call === call || last.call === this.calls[1] ? { ...last } : undefined;
+    last.call = call;
+    last.at = inCall(round, LAST_STEP);
     return previous;
+  }
+
+  /** True once member `member` recorded call `call` failed. */
+  private failedAt(member: number, call: number): boolean {
+    const at = this.line(member) + LINE.failures;
+    return Atomics.load(this.words, at) === call || Atomics.load(this.words, at + FAILURE_WORDS) === call;
+  }
+
+  /** The member that recorded call `call` failed, if any. */
+  failedBy(call: number): number | undefined {
+    for (let member = 0; member < this.members; member += 1) if (this.failedAt(member, call)) return member;
+    return undefined;
+  }
+
+  /** The error this member's part of `shared` (call `call`) fails with, as member `member` recorded it (see abandon). */
+  failure(shared: SharedCall, call: number, member: number): Error {
+    const line = this.line(member);
+    const slot = Atomics.load(this.words, line + LINE.failures) === call ? 0 : 1;
+    const at = line + LINE.failures + slot * FAILURE_WORDS;
+    const offset = noticesOffset(this.members) + (member * 2 + slot) * NOTICE_BYTES;
+    const notice = { format: this.words[at + 1] as number, bytes: this.bytes.slice(offset, offset + (this.words[at + 2] as number)) };
+    return abortError(abortFrame(notice, shared.route.context, shared.groupRank, shared.groupRank, shared.tag, shared.signature));
+  }
+
+  /**
+   * Call `call` failed here with `error` (at group rank `rank`): records why, for every member
+   * waiting in it, then says this member is done with the call (everything published and read), so
+   * that nobody waits for it, and wakes every member. Those that read what it published find the
+   * call failed first; the next call runs as if nothing happened.
+   */
+  abandon(call: number, error: Error, rank: number): void {
+    const line = this.line(this.index);
+    const slot = this.slot;
+    const at = line + LINE.failures + slot * FAILURE_WORDS;
+    const notice = abortNotice(error, rank);
+    const length = Math.min(notice.bytes.byteLength, NOTICE_BYTES);
+    this.bytes.set(notice.bytes.subarray(0, length), noticesOffset(this.members) + (this.index * 2 + slot) * NOTICE_BYTES);
+    this.words[at + 1] = notice.format;
+    this.words[at + 2] = length;
+    Atomics.store(this.words, at, call);
+    this.advance(line + LINE.publishedCall, call, END);
+    this.advance(line + LINE.consumedCall, call, END);
+    this.wakeAll(true);
   }
 
   // ---- waiting ----
@@ -340,23 +389,24 @@ export class CollectiveSegment {
   }
 
   /**
-   * Resolves once `ready()` holds, waiting for member `member` in call `sequence`: spins on the
+   * Resolves once `ready()` holds, waiting for member `member` in call `id`: spins on the
    * flag (polling the devices, so that messages keep moving) for the progress engine's budget
    * where a core is free, then sleeps until a publisher wakes it. Fails as the call does (a lost
    * member, an abort), and where the call failed at another member (whose flags went up, but not
    * over data).
    */
-  async waitFor(call: SharedCall, wait: SharedMemoryWait, sequence: number, member: number, ready: () => boolean): Promise<void> {
-    if (!ready()) await this.waitLonger(call, wait, sequence, member, ready);
-    if (this.failed(sequence)) throw this.failure(call, sequence);
+  async waitFor(call: SharedCall, wait: SharedMemoryWait, id: number, member: number, ready: () => boolean): Promise<void> {
+    if (!ready()) await this.waitLonger(call, wait, id, member, ready);
+    const failedBy = this.failedBy(id);
+    if (failedBy !== undefined) throw this.failure(call, id, failedBy);
   }
 
-  private async waitLonger(call: SharedCall, wait: SharedMemoryWait, sequence: number, member: number, ready: () => boolean): Promise<void> {
+  private async waitLonger(call: SharedCall, wait: SharedMemoryWait, id: number, member: number, ready: () => boolean): Promise<void> {
     wait.peer = member;
     const failure = call.engine.waitShared(wait);
     if (failure !== undefined) throw failure;
     try {
-      const over = () => ready() || this.failed(sequence);
+      const over = () => ready() || this.failedBy(id) !== undefined;
       if (progressEngine.spinning && this.maySpin() && this.spin(wait, over)) return;
       if (wait.failure === undefined) await this.sleep(wait, over);
       // What it waited for came (or the call failed here, which the caller finds): a failure told at the same time comes to the next wait.
@@ -455,7 +505,8 @@ export async function segmentOf(context: CollectiveContext): Promise<CollectiveS
 /** A member's part in one call through its segment: the waits it makes and its rounds. */
 export class SegmentCall {
   readonly call: SharedCall;
-  readonly sequence: number;
+  /** The call's id (see the file's comment). */
+  readonly id: number;
   private readonly wait: SharedMemoryWait;
   private readonly checked: boolean[] = [];
   /** The call's next round. */
@@ -466,8 +517,7 @@ export class SegmentCall {
     readonly context: CollectiveContext,
   ) {
     this.call = context.sharedCall();
-    segment.sequence += 1;
-    this.sequence = segment.sequence;
+    this.id = segment.nextCall(this.call.tag);
     this.wait = new SharedMemoryWait(this.call.route, `${context.operation} (shared memory)`, this.call.owner, this.call.groupRank, this.call.tag);
   }
 
@@ -480,23 +530,25 @@ export class SegmentCall {
   }
 
   private waitFor(member: number, ready: () => boolean): Promise<void> {
-    return this.segment.waitFor(this.call, this.wait, this.sequence, this.context.groupRankOf(member), ready);
+    return this.segment.waitFor(this.call, this.wait, this.id, this.context.groupRankOf(member), ready);
   }
 
   /**
-   * Enters the call: waits until no member is still in the call before the last (whose
-   * signatures and chunks this call reuses), says it arrived with its signature, and checks the
-   * previous rank's: every neighbour pair agreeing, every member agrees, even where no data moves
-   * between those that disagree.
+   * Enters the call: waits until no member is still in the call before this member's last one
+   * (whose signatures and chunks this call reuses), says it arrived with its signature, and checks
+   * the previous rank's: every neighbour pair agreeing, every member agrees, even where no data
+   * moves between those that disagree.
    */
   async begin(): Promise<void> {
-    const { segment, sequence } = this;
+    const { segment } = this;
     if (!segment.confirmed) await this.confirm();
-    const settled = position(sequence - 2, END_ROUND, LAST_STEP);
-    for (let member = 0; member < this.size; member += 1) {
-      if (member !== this.rank) await this.waitFor(member, () => atLeast(segment.consumed(member), settled));
+    const settled = segment.calls[1] as number;
+    if (settled !== 0) {
+      for (let member = 0; member < this.size; member += 1) {
+        if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, settled, END));
+      }
     }
-    segment.arrive(sequence, this.call.signature);
+    segment.arrive(this.id, this.call.signature);
     if (this.size > 1) await this.arrival((this.rank - 1 + this.size) % this.size);
   }
 
@@ -513,12 +565,21 @@ export class SegmentCall {
     if (this.rank === 0) segment.unlink();
   }
 
-  /** Waits for `member` to enter this call, and checks its signature against this member's. */
+  /**
+   * Waits for `member` to enter this call, and checks its signature against this member's. A
+   * member that went past the call without it failed the call's operation before: the operation's
+   * abort is on its way, and fails this wait.
+   */
   async arrival(member: number): Promise<void> {
     if (this.checked[member] === true) return;
-    const { segment, sequence } = this;
-    await this.waitFor(member, () => ((segment.arrived(member) - sequence) | 0) >= 0);
-    const mismatch = signatureMismatch(`${this.context.operation}: shared memory with rank ${this.context.groupRankOf(member)} of group '${this.call.route.name}' (rank ${this.call.groupRank} here)`, this.call.signature, segment.signatureOf(member, sequence));
+    const { segment, id } = this;
+    await this.waitFor(member, () => segment.arrived(member, id));
+    const theirs = segment.signatureOf(member, id);
+    if (theirs === undefined) {
+      await this.waitFor(member, () => false);
+      return;
+    }
+    const mismatch = signatureMismatch(`${this.context.operation}: shared memory with rank ${this.context.groupRankOf(member)} of group '${this.call.route.name}' (rank ${this.call.groupRank} here)`, this.call.signature, theirs);
     if (mismatch !== undefined) throw mismatch;
     this.checked[member] = true;
   }
@@ -526,33 +587,33 @@ export class SegmentCall {
   /** Waits until `member` has published step `step` (1..14) of round `round` of this call (and checks its signature first). */
   async published(member: number, round: number, step: number): Promise<void> {
     await this.arrival(member);
-    const { segment } = this;
-    const at = position(this.sequence, round, step);
-    await this.waitFor(member, () => atLeast(segment.published(member), at));
+    const { segment, id } = this;
+    const at = inCall(round, step);
+    await this.waitFor(member, () => segment.published(member, id, at));
   }
 
   /** Before writing this member's chunk of `round`: waits until every member is done with what it last wrote into that half. Returns the chunk's offset. */
   async claim(round: number): Promise<number> {
-    const { segment, sequence } = this;
-    const previous = segment.claimHalf(sequence, round, position(sequence, round, LAST_STEP));
+    const { segment, id } = this;
+    const previous = segment.claimHalf(id, round);
     for (let member = 0; previous !== undefined && member < this.size; member += 1) {
-      if (member !== this.rank) await this.waitFor(member, () => atLeast(segment.consumed(member), previous));
+      if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, previous.call, previous.at));
     }
-    return segment.chunkOffset(this.rank, sequence, round);
+    return segment.chunkOffset(this.rank, id, round);
   }
 
   publish(round: number, step: number): void {
-    this.segment.publish(position(this.sequence, round, step));
+    this.segment.publish(this.id, inCall(round, step));
   }
 
   /** This member is done reading everything up to the end of `round`. */
   consumed(round: number): void {
-    this.segment.consume(position(this.sequence, round, LAST_STEP));
+    this.segment.consume(this.id, inCall(round, LAST_STEP));
   }
 
   /** Leaves the call: done with all of it. */
   end(): void {
-    this.segment.consume(position(this.sequence, END_ROUND, LAST_STEP));
+    this.segment.consume(this.id, END);
   }
 }
 
@@ -573,7 +634,7 @@ export async function throughSegment<R>(context: CollectiveContext, body: (call:
   } catch (error) {
     // A lost member breaks the group: every member's engine fails its waits, naming the lost process.
     if (!segment.confirmed) segment.forget();
-    else if (!(error instanceof PeerLostError)) segment.abandon(call.sequence, error as Error, call.call.groupRank);
+    else if (!(error instanceof PeerLostError) && segment.calls[0] === call.id) segment.abandon(call.id, error as Error, call.call.groupRank);
     throw error;
   }
 }

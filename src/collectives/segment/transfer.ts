@@ -222,7 +222,7 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
     }
     for (const source of reading) {
       await call.published(source, base + round, 1);
-      const offset = segment.chunkOffset(source, call.sequence, base + round);
+      const offset = segment.chunkOffset(source, call.id, base + round);
       const stream = streams[source] as InStream;
       stream.length ??= segment.streamLength(offset);
       const from = round * CHUNK_CAPACITY;
