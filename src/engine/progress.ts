@@ -76,9 +76,9 @@ export class ProgressEngine {
     };
   }
 
-  /** The longest a waiting call spins now, in microseconds (what a wait of its own, on shared memory, spins for). */
+  /** The longest a waiting call spins, in microseconds (what a wait of its own, on shared memory, spins for). */
   get budget(): number {
-    return this.budgetMicroseconds;
+    return this.maximumMicroseconds;
   }
 
   get spinning(): boolean {

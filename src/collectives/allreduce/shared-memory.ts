@@ -7,15 +7,16 @@
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import type { CollectiveContext } from '../context.js';
 import { blockwise } from './blockwise.js';
-import { BLOCKWISE_BYTES, reduceInSegment } from '../segment/blockwise.js';
+import { BLOCKWISE_BYTES, reduceInSegment, reduceSmall } from '../segment/blockwise.js';
 import { throughSegment } from '../segment/segment.js';
 import { combineInOrder, othersThan, writeAndRead } from '../segment/values.js';
 
 export async function allReduceSharedMemory<T>(context: CollectiveContext, value: T, op: ReductionObject<T>): Promise<T> {
   return throughSegment(context, async (call) => {
     const blocks = blockwise(value, op);
-    if (blocks !== undefined && call.size > 1 && blocks.array.byteLength >= BLOCKWISE_BYTES) {
-      return (await reduceInSegment(call, blocks.array, blocks.op, true)) as T;
+    if (blocks !== undefined && call.size > 1) {
+      const reduced = blocks.array.byteLength >= BLOCKWISE_BYTES ? reduceInSegment(call, blocks.array, blocks.op, true) : reduceSmall(call, blocks.array, blocks.op, true);
+      return (await reduced) as T;
     }
     const values = await writeAndRead<T>(context, call, [value], othersThan(call.size, call.rank), 0);
     values[call.rank] = value;

@@ -7,15 +7,16 @@
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import type { CollectiveContext } from '../context.js';
 import { blockwise } from '../allreduce/blockwise.js';
-import { BLOCKWISE_BYTES, reduceInSegment } from '../segment/blockwise.js';
+import { BLOCKWISE_BYTES, reduceInSegment, reduceSmall } from '../segment/blockwise.js';
 import { throughSegment } from '../segment/segment.js';
 import { combineInOrder, othersThan, writeAndRead } from '../segment/values.js';
 
 export async function reduceSharedMemory<T>(context: CollectiveContext, value: T, op: ReductionObject<T>, root: number): Promise<T | null> {
   return throughSegment(context, async (call) => {
     const blocks = blockwise(value, op);
-    if (blocks !== undefined && call.size > 1 && blocks.array.byteLength >= BLOCKWISE_BYTES) {
-      return (await reduceInSegment(call, blocks.array, blocks.op, call.rank === root)) as T | null;
+    if (blocks !== undefined && call.size > 1) {
+      const reduced = blocks.array.byteLength >= BLOCKWISE_BYTES ? reduceInSegment(call, blocks.array, blocks.op, call.rank === root) : reduceSmall(call, blocks.array, blocks.op, call.rank === root);
+      return (await reduced) as T | null;
     }
     if (call.rank !== root) {
       await writeAndRead(context, call, [value], [], 0);

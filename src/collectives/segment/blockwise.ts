@@ -13,7 +13,7 @@ import { CHUNK_CAPACITY } from './segment.js';
 import type { SegmentCall } from './segment.js';
 import { segmentCopy } from './transfer.js';
 
-/** From this many bytes up, a typed array's reduction is cut into blocks (below, reading every member's whole value costs less than a second step). */
+/** From this many bytes up, a typed array's reduction is cut into blocks (below, reading every member's whole value costs less than a second step: reduceSmall). */
 export const BLOCKWISE_BYTES = 16 * 1024;
 
 type TypedArrayType = new (buffer: ArrayBufferLike, byteOffset: number, length: number) => TypedArray;
@@ -62,5 +62,29 @@ export async function reduceInSegment(call: SegmentCall, value: TypedArray, op: 
     call.consumed(round);
   }
   call.round = base + rounds;
+  return result;
+}
+
+/**
+ * The reduction of every member's small `value` (all of one type and length, below a chunk): each
+ * writes its bytes, and each reader reduces every member's in rank order straight from the slots
+ * into a new array (no encoding, no copies but its own value's and the result's first operand).
+ */
+export async function reduceSmall(call: SegmentCall, value: TypedArray, op: ReductionObject<TypedArray>, reads: boolean): Promise<TypedArray | null> {
+  const { segment, size, rank, id } = call;
+  const type = Object.getPrototypeOf(value).constructor as TypedArrayType;
+  const round = call.round;
+  const offset = await call.claim(round);
+  segmentCopy(segment.bytes, offset, new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+  call.publish(round, 1);
+  const result = reads ? allocateToFill(value, value.length) : null;
+  for (let member = 0; result !== null && member < size; member += 1) {
+    if (member !== rank) await call.published(member, round, 1);
+    const operand = member === rank ? value : new type(segment.buffer, segment.chunkOffset(member, id, round), value.length);
+    const combined = member === 0 ? operand : reduceInto(op, result, operand, result);
+    if (combined !== result) copyInto(result, combined, 0);
+  }
+  call.consumed(round);
+  call.round = round + 1;
   return result;
 }

@@ -34,7 +34,7 @@ import { shmNative } from '../../../transport/shm/native.js';
 import { segmentName } from '../../../transport/shm/segments.js';
 import { segmentRefusal } from './sharing.js';
 import type { CollectiveContext, SharedCall } from '../context.js';
-import { AWAKE, SLEEPING, threadWaker } from './waking.js';
+import { AWAKE, threadWaker } from './waking.js';
 import type { WakeAddress } from './waking.js';
 
 /** A chunk of a member's slot, with its header. */
@@ -55,6 +55,8 @@ const LINE_BYTES = 128;
  * thread's address; its last two failed calls (call id, notice format, notice length).
  */
 const LINE = { arrived: 0, signatures: 1, publishedCall: 9, publishedAt: 10, consumedCall: 11, consumedAt: 12, sleeping: 13, pid: 14, token: 15, thread: 16, failures: 17 } as const;
+/** A sleeping word of a member waiting for any member (else it holds the index + 1 of the member it waits for; AWAKE: 0). */
+const ANYONE = -1;
 const SIGNATURE_WORDS = 4;
 const FAILURE_WORDS = 3;
 const NOTICE_BYTES = 4096;
@@ -363,13 +365,19 @@ export class CollectiveSegment {
     return address;
   }
 
-  /** Wakes every member asleep on this segment (after a flag went up). */
-  private wakeAll(always = false): void {
-    let here = always;
+  /**
+   * Wakes the members asleep waiting for this one (or for anyone; `everyone`: every member asleep),
+   * after a flag of this member went up. A sleeping word says whom its member waits for.
+   */
+  private wakeAll(everyone = false): void {
+    let here = everyone;
+    const me = this.index + 1;
     for (let member = 0; member < this.members; member += 1) {
       if (member === this.index) continue;
       const word = this.line(member) + LINE.sleeping;
-      if (Atomics.load(this.words, word) !== SLEEPING || Atomics.compareExchange(this.words, word, SLEEPING, AWAKE) !== SLEEPING) continue;
+      const sleeping = Atomics.load(this.words, word);
+      if (sleeping === AWAKE || (sleeping !== me && sleeping !== ANYONE && !everyone)) continue;
+      if (Atomics.compareExchange(this.words, word, sleeping, AWAKE) !== sleeping) continue;
       if (this.isLocal(member)) here = true;
       else threadWaker.ring(this.addressOf(member));
     }
@@ -395,20 +403,20 @@ export class CollectiveSegment {
    * member, an abort), and where the call failed at another member (whose flags went up, but not
    * over data).
    */
-  async waitFor(call: SharedCall, wait: SharedMemoryWait, id: number, member: number, ready: () => boolean): Promise<void> {
-    if (!ready()) await this.waitLonger(call, wait, id, member, ready);
+  async waitFor(call: SharedCall, wait: SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean): Promise<void> {
+    if (!ready()) await this.waitLonger(call, wait, id, member, groupRank, ready);
     const failedBy = this.failedBy(id);
     if (failedBy !== undefined) throw this.failure(call, id, failedBy);
   }
 
-  private async waitLonger(call: SharedCall, wait: SharedMemoryWait, id: number, member: number, ready: () => boolean): Promise<void> {
-    wait.peer = member;
+  private async waitLonger(call: SharedCall, wait: SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean): Promise<void> {
+    wait.peer = groupRank;
     const failure = call.engine.waitShared(wait);
     if (failure !== undefined) throw failure;
     try {
       const over = () => ready() || this.failedBy(id) !== undefined;
       if (progressEngine.spinning && this.maySpin() && this.spin(wait, over)) return;
-      if (wait.failure === undefined) await this.sleep(wait, over);
+      if (wait.failure === undefined) await this.sleep(wait, member === undefined ? ANYONE : member + 1, over);
       // What it waited for came (or the call failed here, which the caller finds): a failure told at the same time comes to the next wait.
       if (!over() && wait.failure !== undefined) throw wait.failure;
     } finally {
@@ -429,12 +437,13 @@ export class CollectiveSegment {
     }
   }
 
-  private sleep(wait: SharedMemoryWait, ready: () => boolean): Promise<void> {
+  /** Sleeps until `ready`, its sleeping word saying `on` (whom it waits for: member + 1, or ANYONE). */
+  private sleep(wait: SharedMemoryWait, on: number, ready: () => boolean): Promise<void> {
     const word = this.line(this.index) + LINE.sleeping;
     return new Promise<void>((resolve) => {
       const sleeper = {
         ready: () => ready() || wait.failure !== undefined,
-        rearm: () => Atomics.store(this.words, word, SLEEPING),
+        rearm: () => Atomics.store(this.words, word, on),
         wake: () => {
           Atomics.store(this.words, word, AWAKE);
           wait.onFail = undefined;
@@ -529,15 +538,14 @@ export class SegmentCall {
     return this.segment.members;
   }
 
-  private waitFor(member: number, ready: () => boolean): Promise<void> {
-    return this.segment.waitFor(this.call, this.wait, this.id, this.context.groupRankOf(member), ready);
+  /** Waits until `ready`, which member `member` makes true (undefined: any member may), failing as the call does. */
+  private waitFor(member: number, ready: () => boolean, anyone = false): Promise<void> {
+    return this.segment.waitFor(this.call, this.wait, this.id, anyone ? undefined : member, this.context.groupRankOf(member), ready);
   }
 
   /**
    * Enters the call: waits until no member is still in the call before this member's last one
-   * (whose signatures and chunks this call reuses), says it arrived with its signature, and checks
-   * the previous rank's: every neighbour pair agreeing, every member agrees, even where no data
-   * moves between those that disagree.
+   * (whose signatures and chunks this call reuses), and says it arrived with its signature.
    */
   async begin(): Promise<void> {
     const { segment } = this;
@@ -549,7 +557,17 @@ export class SegmentCall {
       }
     }
     segment.arrive(this.id, this.call.signature);
+  }
+
+  /**
+   * Before leaving: checks the previous rank's signature (if this call read nothing of it; by now
+   * it most likely arrived). Every neighbour pair agreeing, every member agrees, even where no data
+   * moves between those that disagree; every wait for data checks its writer's first, so no call
+   * waits for one that disagrees.
+   */
+  async finish(): Promise<void> {
     if (this.size > 1) await this.arrival((this.rank - 1 + this.size) % this.size);
+    this.end();
   }
 
   /**
@@ -560,7 +578,7 @@ export class SegmentCall {
    */
   private async confirm(): Promise<void> {
     const { segment } = this;
-    await this.waitFor((this.rank + 1) % this.size, () => segment.mapped >= this.size - 1);
+    await this.waitFor((this.rank + 1) % this.size, () => segment.mapped >= this.size - 1, true);
     segment.confirmed = true;
     if (this.rank === 0) segment.unlink();
   }
@@ -629,7 +647,7 @@ export async function throughSegment<R>(context: CollectiveContext, body: (call:
   try {
     await call.begin();
     const result = await body(call);
-    call.end();
+    await call.finish();
     return result;
   } catch (error) {
     // A lost member breaks the group: every member's engine fails its waits, naming the lost process.

@@ -1,9 +1,9 @@
 /**
  * How members waiting on a collective segment sleep and are woken, per thread (each worker thread
  * loads its own copy of this module). A member that stops spinning says so in its control line's
- * sleeping word, looks at its flag once more, and sleeps; a member that publishes a flag then
- * looks at every other member's sleeping word and wakes those asleep, the one that swaps SLEEPING
- * for AWAKE ringing (the store-then-load on both sides of doorbells.ts: one of the two sees the
+ * sleeping word (naming whom it waits for), looks at its flag once more, and sleeps; a member that
+ * publishes a flag then looks at every other member's sleeping word and wakes those asleep waiting
+ * for it, the one that swaps the word for AWAKE ringing (the store-then-load on both sides of doorbells.ts: one of the two sees the
  * other, so no wake-up is lost). Members of this thread are woken by looking at their flags again;
  * members of other threads or processes by this thread's doorbell (the shm addon's FIFO, watched
  * by the thread's event loop): Atomics.notify does not cross processes, nor two mappings of one
@@ -11,11 +11,11 @@
  */
 import fs from 'node:fs';
 import { threadId } from 'node:worker_threads';
-import { AWAKE, SLEEPING } from '../../../transport/shm/doorbells.js';
+import { AWAKE } from '../../../transport/shm/doorbells.js';
 import { bellPath } from '../../../transport/shm/segments.js';
 import type { Doorbell, ShmNative } from '../../../transport/shm/native.js';
 
-export { AWAKE, SLEEPING };
+export { AWAKE };
 
 /** Where a member's wake-ups go: its process, and a token naming its thread's doorbell. */
 export interface WakeAddress {
