@@ -65,6 +65,8 @@ const PAGE = 4096;
 /** The last step of a round, and, with END_ROUND, of a call: "done with all of it". */
 export const LAST_STEP = 0xf;
 const END_ROUND = 0x7ff_ffff;
+/** Past every round a call's data takes; before END (a member still in the call). */
+const LAST_ROUND = END_ROUND - 1;
 const END = (END_ROUND << 4) | LAST_STEP;
 
 /** Where in call `call` a member is: step `step` of round `round`. */
@@ -627,6 +629,11 @@ export class SegmentCall {
   /** This member is done reading everything up to the end of `round`. */
   consumed(round: number): void {
     this.segment.consume(this.id, inCall(round, LAST_STEP));
+  }
+
+  /** This member reads nothing more in this call (writers need not wait for it), though it has not left the call. */
+  readsNoMore(): void {
+    this.segment.consume(this.id, inCall(LAST_ROUND, LAST_STEP));
   }
 
   /** Leaves the call: done with all of it. */

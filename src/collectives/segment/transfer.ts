@@ -195,14 +195,14 @@ export class InStream {
  * One exchange of a call: this member writes `out` (if any) and reads the streams of `sources`
  * (into `streams`, by rank), round by round from the call's next round, until every stream is
  * whole; returns with the call's round past the exchange. A member that reads nothing says at
- * once that it is done with the call's data (it must read nothing later in the call). Every
+ * once that it reads nothing more in the call (it must not, later in the call). Every
  * member of an exchange that a later exchange follows must know how many rounds it takes.
  */
 export async function exchange(call: SegmentCall, out: OutStream | undefined, sources: readonly number[], streams: readonly (InStream | undefined)[]): Promise<void> {
   const { segment } = call;
   const base = call.round;
   const ownRounds = out === undefined ? 0 : roundsOf(out.length);
-  if (sources.length === 0) call.end();
+  if (sources.length === 0) call.readsNoMore();
   for (let round = 0; ; round += 1) {
     const reading = sources.filter((source) => {
       const rounds = (streams[source] as InStream).rounds;
