@@ -76,11 +76,6 @@ export class ProgressEngine {
     };
   }
 
-  /** The longest a waiting call spins, in microseconds (what a wait of its own, on shared memory, spins for). */
-  get budget(): number {
-    return this.maximumMicroseconds;
-  }
-
   get spinning(): boolean {
     return this.vetoes === 0 && this.maximumMicroseconds > 0 && this.devices.length > 0;
   }
@@ -101,14 +96,36 @@ export class ProgressEngine {
    */
   wait(call: PendingCall): void {
     if (!call.linked || !this.spinning) return;
+    const movedAtAll = this.spin(() => !call.linked, this.nextBudget());
+    if (call.linked) this.sleep();
+    this.adapt(!call.linked || movedAtAll);
+  }
+
+  /**
+   * Spins until `ready()` holds (a wait on shared memory: a collective segment's flags), polling
+   * the devices meanwhile, for the budget `wait` would spin, adapting it alike. Returns whether
+   * `ready()` holds; the caller sleeps otherwise (its own way: the devices sleep when idle).
+   */
+  spinUntil(ready: () => boolean): boolean {
+    if (ready() || !this.spinning) return ready();
+    const movedAtAll = this.spin(ready, this.nextBudget());
+    const hit = ready();
+    this.adapt(hit || movedAtAll);
+    return hit;
+  }
+
+  /** The budget of the next spin. */
+  private nextBudget(): number {
     this.stats.spins += 1;
     // A shrunken budget is spent whole now and then: waits that merely got longer than it (the
     // peer copying a large message) hit again and restore it, instead of sleeping ever after.
-    const microseconds = this.budgetMicroseconds < this.maximumMicroseconds && this.stats.spins % PATIENCE === 0 ? this.maximumMicroseconds : this.budgetMicroseconds;
-    const movedAtAll = this.spin(call, microseconds);
-    if (call.linked) this.sleep();
+    return this.budgetMicroseconds < this.maximumMicroseconds && this.stats.spins % PATIENCE === 0 ? this.maximumMicroseconds : this.budgetMicroseconds;
+  }
+
+  /** After a spin: a hit restores the whole budget, a run of misses halves it. */
+  private adapt(hit: boolean): void {
     // A spin during which the protocol advanced (a handshake, a stream) was worth it, like a hit.
-    if (!call.linked || movedAtAll) {
+    if (hit) {
       this.stats.hits += 1;
       this.missesInARow = 0;
       this.budgetMicroseconds = this.maximumMicroseconds;
@@ -126,7 +143,7 @@ export class ProgressEngine {
    * copy is made); only a call still waiting after it arms the doorbells.
    */
   waitUpTo(call: PendingCall, microseconds: number, giveUp: () => void): void {
-    if (call.linked && this.spinning) this.spin(call, Math.min(microseconds, this.maximumMicroseconds));
+    if (call.linked && this.spinning) this.spin(() => !call.linked, Math.min(microseconds, this.maximumMicroseconds));
     giveUp();
     if (call.linked && this.spinning) this.sleep();
   }
@@ -136,13 +153,13 @@ export class ProgressEngine {
     for (const device of this.devices) device.sleep?.();
   }
 
-  /** Polls until `call` stops waiting or `microseconds` pass without anything moving. Returns whether anything moved. */
-  private spin(call: PendingCall, microseconds: number): boolean {
+  /** Polls until `done()` or `microseconds` pass without anything moving. Returns whether anything moved. */
+  private spin(done: () => boolean, microseconds: number): boolean {
     const budget = BigInt(Math.round(microseconds * 1000));
     let deadline = process.hrtime.bigint() + budget;
     let moved = false;
     let movedAtAll = false;
-    for (let polls = 1; call.linked; polls += 1) {
+    for (let polls = 1; !done(); polls += 1) {
       if (this.poll() > 0) moved = true;
       if (polls % POLLS_PER_CLOCK_READ === 0) {
         const now = process.hrtime.bigint();

@@ -417,25 +417,12 @@ export class CollectiveSegment {
     if (failure !== undefined) throw failure;
     try {
       const over = () => ready() || this.failedBy(id) !== undefined;
-      if (progressEngine.spinning && this.maySpin() && this.spin(wait, over)) return;
+      if (this.maySpin() && progressEngine.spinUntil(() => over() || wait.failure !== undefined) && over()) return;
       if (wait.failure === undefined) await this.sleep(wait, member === undefined ? ANYONE : member + 1, over);
       // What it waited for came (or the call failed here, which the caller finds): a failure told at the same time comes to the next wait.
       if (!over() && wait.failure !== undefined) throw wait.failure;
     } finally {
       call.engine.doneWaiting(wait);
-    }
-  }
-
-  /** Spins for the budget; true once `ready` holds. */
-  private spin(wait: SharedMemoryWait, ready: () => boolean): boolean {
-    const deadline = performance.now() + progressEngine.budget / 1000;
-    for (let polls = 1; ; polls += 1) {
-      if (ready()) return true;
-      if (wait.failure !== undefined) return false;
-      if (polls % 16 === 0) {
-        progressEngine.poll();
-        if (performance.now() > deadline) return false;
-      }
     }
   }
 
