@@ -38,7 +38,7 @@ import { AWAKE, threadWaker } from './waking.js';
 import type { WakeAddress } from './waking.js';
 
 /** A chunk of a member's slot, with its header. */
-export const CHUNK_BYTES = 128 * 1024;
+const CHUNK_BYTES = 128 * 1024;
 const CHUNK_HEADER = 64;
 /** The bytes of data a chunk holds (a multiple of 8: typed arrays of any type are cut at whole elements). */
 export const CHUNK_CAPACITY = CHUNK_BYTES - CHUNK_HEADER;
@@ -63,7 +63,7 @@ const NOTICE_BYTES = 4096;
 const PAGE = 4096;
 
 /** The last step of a round, and, with END_ROUND, of a call: "done with all of it". */
-export const LAST_STEP = 0xf;
+const LAST_STEP = 0xf;
 const END_ROUND = 0x7ff_ffff;
 /** Past every round a call's data takes; before END (a member still in the call). */
 const LAST_ROUND = END_ROUND - 1;

@@ -28,7 +28,7 @@ export function segmentCopy(target: Uint8Array, offset: number, source: Uint8Arr
 const MAX_ROUNDS = 0xfffe;
 
 /** Rounds a stream of `length` bytes takes (one at least: its length travels in the first). */
-export function roundsOf(length: number): number {
+function roundsOf(length: number): number {
   return Math.max(1, Math.ceil(length / CHUNK_CAPACITY));
 }
 

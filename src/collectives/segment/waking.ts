@@ -33,7 +33,7 @@ interface Sleeper {
 }
 
 /** The name of a thread's doorbell: in the `ccjs-<pid>-…` family that removeStaleSegments cleans up. */
-export function wakeBellName(address: WakeAddress): string {
+function wakeBellName(address: WakeAddress): string {
   return `/ccjs-${address.pid}-w${address.token.toString(36)}-${address.thread}`;
 }
 
