@@ -3,7 +3,7 @@
  * its element once, and copies out every other member's.
  */
 import type { CollectiveContext } from '../context.js';
-import { throughSegment } from '../segment/segment.js';
+import { throughSegment } from '../segment/call.js';
 import { othersThan, writeAndRead } from '../segment/values.js';
 
 export async function allGatherSharedMemory<E>(context: CollectiveContext, element: E): Promise<E[]> {

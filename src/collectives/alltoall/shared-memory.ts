@@ -4,7 +4,7 @@
  * element for itself.
  */
 import type { CollectiveContext } from '../context.js';
-import { throughSegment } from '../segment/segment.js';
+import { throughSegment } from '../segment/call.js';
 import { othersThan, writeAndRead } from '../segment/values.js';
 
 export async function allToAllSharedMemory<E>(context: CollectiveContext, outgoing: readonly E[]): Promise<E[]> {

@@ -4,7 +4,7 @@
  * no messages (but the segment's setup on the group's first call).
  */
 import type { CollectiveContext } from '../context.js';
-import { throughSegment } from '../segment/segment.js';
+import { throughSegment } from '../segment/call.js';
 
 export async function barrierSharedMemory(context: CollectiveContext): Promise<void> {
   await throughSegment(context, async (call) => {

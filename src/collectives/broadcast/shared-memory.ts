@@ -4,7 +4,7 @@
  * other member copies it out, chunk by chunk for a value larger than a chunk.
  */
 import type { CollectiveContext } from '../context.js';
-import { throughSegment } from '../segment/segment.js';
+import { throughSegment } from '../segment/call.js';
 import { writeAndRead } from '../segment/values.js';
 
 export async function broadcastSharedMemory<T>(context: CollectiveContext, value: T, root: number): Promise<T> {

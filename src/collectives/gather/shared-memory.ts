@@ -3,7 +3,7 @@
  * writes its element once, and the root copies them all out.
  */
 import type { CollectiveContext } from '../context.js';
-import { throughSegment } from '../segment/segment.js';
+import { throughSegment } from '../segment/call.js';
 import { othersThan, writeAndRead } from '../segment/values.js';
 
 export async function gatherSharedMemory<E>(context: CollectiveContext, element: E, root: number): Promise<E[] | null> {

@@ -8,7 +8,7 @@ import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import type { CollectiveContext } from '../context.js';
 import { blockwise } from '../allreduce/blockwise.js';
 import { BLOCKWISE_BYTES, reduceInSegment, reduceSmall } from '../segment/blockwise.js';
-import { throughSegment } from '../segment/segment.js';
+import { throughSegment } from '../segment/call.js';
 import { combineInOrder, othersThan, writeAndRead } from '../segment/values.js';
 
 export async function reduceSharedMemory<T>(context: CollectiveContext, value: T, op: ReductionObject<T>, root: number): Promise<T | null> {

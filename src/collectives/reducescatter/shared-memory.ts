@@ -5,7 +5,7 @@
  */
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import type { CollectiveContext } from '../context.js';
-import { throughSegment } from '../segment/segment.js';
+import { throughSegment } from '../segment/call.js';
 import { combineInOrder, othersThan, writeAndRead } from '../segment/values.js';
 
 export async function reduceScatterSharedMemory<E>(context: CollectiveContext, elements: readonly E[], op: ReductionObject<E>): Promise<E> {

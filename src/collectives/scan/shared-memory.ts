@@ -4,7 +4,7 @@
  */
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import type { CollectiveContext } from '../context.js';
-import { throughSegment } from '../segment/segment.js';
+import { throughSegment } from '../segment/call.js';
 import { combineInOrder, writeAndRead } from '../segment/values.js';
 
 export async function scanSharedMemory<T>(context: CollectiveContext, value: T, op: ReductionObject<T>): Promise<T> {

@@ -3,7 +3,7 @@
  * rank's element once, as one stream, and each member copies out its own.
  */
 import type { CollectiveContext } from '../context.js';
-import { throughSegment } from '../segment/segment.js';
+import { throughSegment } from '../segment/call.js';
 import { writeAndRead } from '../segment/values.js';
 
 export async function scatterSharedMemory<E>(context: CollectiveContext, elements: readonly E[] | null, root: number): Promise<E> {

@@ -10,7 +10,7 @@ import type { TypedArray } from '../../../reduction/reductions.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import { PieceLayout, allocateToFill, copyInto } from '../typed-array-pieces.js';
 import { CHUNK_CAPACITY } from './segment.js';
-import type { SegmentCall } from './segment.js';
+import type { SegmentCall } from './call.js';
 import { segmentCopy } from './transfer.js';
 
 /** From this many bytes up, a typed array's reduction is cut into blocks (below, reading every member's whole value costs less than a second step: reduceSmall). */

@@ -12,7 +12,7 @@ import { EncodedValue } from '../../engine/messages.js';
 import { viewBytes } from '../../base/typed-arrays.js';
 import { CCJError } from '../../base/errors.js';
 import { CHUNK_CAPACITY } from './segment.js';
-import type { SegmentCall } from './segment.js';
+import type { SegmentCall } from './call.js';
 
 /** Copies into and out of the segment: the addon's memcpy for large pieces (V8 copies a SharedArrayBuffer's bytes word by word). */
 let copyFunction: ByteCopy | undefined;

@@ -8,7 +8,7 @@ import { reduceInto } from '../../../reduction/reductions.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
 import type { CollectiveContext } from '../context.js';
 import type { EncodedValue } from '../../engine/messages.js';
-import type { SegmentCall } from './segment.js';
+import type { SegmentCall } from './call.js';
 import { InStream, OutStream, exchange } from './transfer.js';
 
 /**
