@@ -333,8 +333,17 @@ export type Scope = 'one host' | 'hosts';
 
 const inScope = (scope: Scope, rule: SelectionRule) => keysOnTopology(rule) === (scope === 'hosts');
 
-/** The built-in table's rules of one scope. */
-const builtInRules = (collective: CollectiveName, scope: Scope) => (DEFAULT_TABLE[collective] ?? []).filter((rule) => inScope(scope, rule));
+/**
+ * Whether `rule` runs `collective` through a collective segment: such rules are not tuned (they
+ * apply wherever the members share memory, and the tuned rules for one host where they do not).
+ */
+const throughSegment = (collective: CollectiveName, rule: SelectionRule) => ALGORITHMS[collective][rule.algorithm]?.sharedMemory === true;
+
+/** The built-in table's rules of one scope (but those through a collective segment). */
+const builtInRules = (collective: CollectiveName, scope: Scope) => (DEFAULT_TABLE[collective] ?? []).filter((rule) => !throughSegment(collective, rule) && inScope(scope, rule));
+
+/** The built-in table's rules through a collective segment: before the rules for one host in every tuned table. */
+const segmentRules = (collective: CollectiveName) => (DEFAULT_TABLE[collective] ?? []).filter((rule) => throughSegment(collective, rule));
 
 /** Whether the region's jobs had several members on a host: what it says is not about groups of one member per host. */
 const severalPerHost = (region: Region) => region.cells.every((cell) => cell.perHost >= 2);
@@ -378,7 +387,8 @@ export function rulesOf(collective: CollectiveName, regions: readonly Region[], 
   if (regions.every((region) => region.rule.algorithm === BUILT_IN)) return undefined;
   const tuned = regions.flatMap((region) => rulesOfRegion(collective, region, scope));
   const unmeasured = scope === 'hosts' && regions.some(severalPerHost) ? builtInRules(collective, scope).filter(onePerHost) : [];
-  return scope === 'hosts' ? [...tuned, ...unmeasured, ...kept] : [...kept, ...tuned];
+  const others = kept.filter((rule) => !throughSegment(collective, rule));
+  return scope === 'hosts' ? [...tuned, ...unmeasured, ...segmentRules(collective), ...others] : [...others, ...segmentRules(collective), ...tuned];
 }
 
 /** Every collective measured, with its regions. */

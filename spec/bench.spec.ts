@@ -224,9 +224,10 @@ describe('benchmarks and tuning', function () {
     it('keeps a rule that beats the built-in choice clearly, and the built-in rules elsewhere', function () {
       const measurements = broadcastTimes((bytes) => (bytes <= 16384 ? 80 : 120));
       const rules = rulesOf('broadcast', deriveRegions('broadcast', measurements)) as SelectionRule[];
-      // The built-in rule for groups over several hosts comes first: the tuner's jobs run on one host.
+      // The built-in rule for groups over several hosts comes first: the tuner's jobs run on one host; then the collective segment's, where the members share memory.
       expect(rules).to.deep.equal([
         { minHosts: 2, minPerHost: 2, algorithm: 'hierarchical' },
+        { maxHosts: 1, algorithm: 'shared-memory' },
         { maxBytes: 65536, algorithm: 'mst' },
         { maxMembers: 2, algorithm: 'binomial' },
         { maxMembers: 4, algorithm: 'four-ary' },
@@ -254,6 +255,7 @@ describe('benchmarks and tuning', function () {
         { minHosts: 2, minPerHost: 2, algorithm: 'hierarchical', maxBytes: 2048 },
         { minHosts: 2, minPerHost: 2, algorithm: 'binomial' },
         { minHosts: 3, maxPerHost: 1, algorithm: 'binomial' },
+        { maxHosts: 1, algorithm: 'shared-memory' },
         { maxMembers: 2, algorithm: 'bde-blocking' },
         { maxBytes: 32768, algorithm: 'bde-nonblocking' },
         { algorithm: 'rabenseifner' },

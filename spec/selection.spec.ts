@@ -43,10 +43,10 @@ describe('algorithm selection', function () {
       await member.allReduce(group, 1, Reductions.SUM);
       await member.broadcast(group, 'x', 0);
     });
-    // The built-in table: small messages on 3 members go by recursive doubling.
-    expect(chosen(lines, 'allReduce')).to.deep.equal(['bde-nonblocking', 'bde-nonblocking', 'bde-nonblocking']);
+    // The built-in table: members of one host (here one endpoint) go through their collective segment.
+    expect(chosen(lines, 'allReduce')).to.deep.equal(['shared-memory', 'shared-memory', 'shared-memory']);
     expect(lines[0]).to.match(/^ccjs trace: devices of endpoint 0 \(host .*\n  → endpoint 0 \(process 0, thread 0\): local \(same endpoint\)$/);
-    expect(lines[1]).to.match(/^ccjs trace: group 'traced' rank \d: allReduce\(SUM\) bde-nonblocking, 0 bytes, 3 members$/);
+    expect(lines[1]).to.match(/^ccjs trace: group 'traced' rank \d: allReduce\(SUM\) shared-memory, 0 bytes, 3 members$/);
   });
 
   it('lets a config file choose by message size and member count', async function () {

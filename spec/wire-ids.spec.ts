@@ -10,16 +10,16 @@ import { algorithmNameOf, collectiveOf, operationCode, registerOperations } from
 import { TYPED_ARRAY_CODES, typeCodeOf } from '../src/base/typed-arrays.js';
 
 const PINNED: Record<string, { readonly id: number; readonly algorithms: Record<string, number> }> = {
-  barrier: { id: 1, algorithms: { 'hypercube': 0, 'gather-broadcast': 1, 'gather-broadcast-flat-fourary': 2, 'dissemination': 3, 'hierarchical': 4 } },
-  broadcast: { id: 2, algorithms: { 'binomial': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'four-ary': 3, 'mst': 4, 'pipeline-chain': 5, 'scatter-allgather': 6, 'hierarchical': 7 } },
-  reduce: { id: 3, algorithms: { 'binomial': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'mst': 3, 'hierarchical': 4 } },
-  allReduce: { id: 4, algorithms: { 'reduce-broadcast': 0, 'flat-nonblocking': 1, 'binomial': 2, 'bde-blocking': 3, 'bde-nonblocking': 4, 'rabenseifner': 5, 'ring': 6, 'hierarchical': 7 } },
-  scatter: { id: 5, algorithms: { 'binomial': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'mst': 3, 'hierarchical': 4 } },
-  gather: { id: 6, algorithms: { 'binomial': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'flat-nonblocking-1': 3, 'mst': 4, 'hierarchical': 5 } },
-  allGather: { id: 7, algorithms: { 'gather-broadcast': 0, 'flat-nonblocking': 1, 'recursive-doubling': 2, 'bde-nonblocking': 3, 'bucket-blocking': 4, 'bucket-nonblocking': 5, 'bruck': 6, 'hierarchical': 7 } },
-  allToAll: { id: 8, algorithms: { 'flat': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'flat-nonblocking-1': 3, 'flat-nonblocking-2': 4, 'pairwise': 5, 'bruck': 6 } },
-  reduceScatter: { id: 9, algorithms: { 'reduce-scatter': 0, 'bde-blocking': 1, 'bde-nonblocking': 2, 'bucket-blocking': 3, 'bucket-nonblocking': 4 } },
-  scan: { id: 10, algorithms: { 'linear': 0, 'flat-nonblocking': 1, 'recursive-doubling': 2 } },
+  barrier: { id: 1, algorithms: { 'hypercube': 0, 'gather-broadcast': 1, 'gather-broadcast-flat-fourary': 2, 'dissemination': 3, 'hierarchical': 4, 'shared-memory': 5 } },
+  broadcast: { id: 2, algorithms: { 'binomial': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'four-ary': 3, 'mst': 4, 'pipeline-chain': 5, 'scatter-allgather': 6, 'hierarchical': 7, 'shared-memory': 8 } },
+  reduce: { id: 3, algorithms: { 'binomial': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'mst': 3, 'hierarchical': 4, 'shared-memory': 5 } },
+  allReduce: { id: 4, algorithms: { 'reduce-broadcast': 0, 'flat-nonblocking': 1, 'binomial': 2, 'bde-blocking': 3, 'bde-nonblocking': 4, 'rabenseifner': 5, 'ring': 6, 'hierarchical': 7, 'shared-memory': 8 } },
+  scatter: { id: 5, algorithms: { 'binomial': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'mst': 3, 'hierarchical': 4, 'shared-memory': 5 } },
+  gather: { id: 6, algorithms: { 'binomial': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'flat-nonblocking-1': 3, 'mst': 4, 'hierarchical': 5, 'shared-memory': 6 } },
+  allGather: { id: 7, algorithms: { 'gather-broadcast': 0, 'flat-nonblocking': 1, 'recursive-doubling': 2, 'bde-nonblocking': 3, 'bucket-blocking': 4, 'bucket-nonblocking': 5, 'bruck': 6, 'hierarchical': 7, 'shared-memory': 8 } },
+  allToAll: { id: 8, algorithms: { 'flat': 0, 'flat-blocking': 1, 'flat-nonblocking': 2, 'flat-nonblocking-1': 3, 'flat-nonblocking-2': 4, 'pairwise': 5, 'bruck': 6, 'shared-memory': 7 } },
+  reduceScatter: { id: 9, algorithms: { 'reduce-scatter': 0, 'bde-blocking': 1, 'bde-nonblocking': 2, 'bucket-blocking': 3, 'bucket-nonblocking': 4, 'shared-memory': 5 } },
+  scan: { id: 10, algorithms: { 'linear': 0, 'flat-nonblocking': 1, 'recursive-doubling': 2, 'shared-memory': 3 } },
 };
 
 const BINARY_TYPE_CODES: readonly [string, () => unknown, number][] = [

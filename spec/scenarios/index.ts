@@ -7,6 +7,7 @@ import { orderedStream, payloadExchange, payloadsFor, receiveInto, taskFarm } fr
 import { forgottenAwait, stalledExchange } from './diagnostics.js';
 import { blockedReceiver, intoOneBuffer, largeMessages, largeUntilTheEnd, lentOrCopied, lentUnexpected, receivedAfterClose, sizesAroundBoundaries, stoppedSender } from './rings.js';
 import { flood } from './floods.js';
+import { collectiveSegment, defaultCounts } from './collective-segment.js';
 import { COLLECTIVE_CHECKS } from '../collective-checks.js';
 import { MAX_MEMBERS } from '../exercise.js';
 import { spread } from './members.js';
@@ -19,6 +20,8 @@ const name = (base: string) => `${base}-${counter++}`;
 
 export const scenarios: Record<string, Scenario> = {
   algorithms,
+  collectiveSegment,
+  defaultCounts,
   hierarchicalVariants,
   broadcastCounts,
   defaultChoice,

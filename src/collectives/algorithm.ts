@@ -40,6 +40,12 @@ export interface Algorithm<C extends CollectiveName> {
   readonly keepsRankOrder: boolean;
   /** Runs in two levels, within hosts and among one leader per host (hierarchy.ts); never chosen for a level itself. */
   readonly hierarchical?: boolean;
+  /**
+   * Runs through the collective segment of its members' host (segment/): a table chooses it only
+   * where the call's members can share one (CallShape.sharedMemory). It checks every member's
+   * signature itself, so a rooted call needs no root check by messages.
+   */
+  readonly sharedMemory?: boolean;
 }
 
 export type AlgorithmsOf<C extends CollectiveName> = Readonly<Record<string, Algorithm<C>>>;
@@ -69,6 +75,11 @@ export interface CallShape {
   readonly requested: string | undefined;
   /** Where the members are (absent: all on one host). */
   readonly layout?: Layout;
+  /**
+   * true where the call's members can share a collective segment (segment/segment.ts), else why
+   * not (absent: not known, so not).
+   */
+  readonly sharedMemory?: true | string;
 }
 
 /** Chooses the algorithm of a call, and of each level of a hierarchical one (selection.ts's Selector). */
@@ -80,7 +91,7 @@ export interface AlgorithmChooser {
   /** The algorithm of one level of a hierarchical call (never a hierarchical one). */
   selectLevel<C extends CollectiveName>(collective: C, call: CallShape): Selection<C>;
   /** Whether the choice depends on the message size, which only the root knows. */
-  dependsOnSize(collective: CollectiveName, members: number, layout: Layout, requested: string | undefined): boolean;
+  dependsOnSize(collective: CollectiveName, members: number, layout: Layout, requested: string | undefined, sharedMemory?: true | string): boolean;
   /** The algorithm the root chose, as its first message names it. */
   learned<C extends CollectiveName>(collective: C, name: string | undefined): Selection<C>;
 }

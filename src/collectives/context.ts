@@ -11,9 +11,12 @@ import { FLAG_COLLECTIVE } from '../../transport/frame.js';
 import { SendMode } from '../engine/calls.js';
 import { Delivery, EncodedValue, MemberReceive, decodeValue, encodeValue, messageFrame } from '../engine/messages.js';
 import type { Signature } from '../engine/signature.js';
+import type { Engine } from '../engine/engine.js';
+import type { CallOwner, Route } from '../engine/calls.js';
 import type { CollectiveName, Layout, Selection } from './algorithm.js';
 import type { Endpoint } from './endpoint.js';
 import type { CollectiveCaller, CollectiveGroup } from './participants.js';
+import { sharesMemory } from './segment/sharing.js';
 
 /** What the levels of a hierarchical call key their choice of algorithm on. */
 export interface LevelShape {
@@ -22,6 +25,17 @@ export interface LevelShape {
   readonly commutative: boolean;
   /** Where this context's members are. */
   readonly layout: Layout;
+}
+
+/** A collective call as a collective segment sees it (CollectiveContext.sharedCall). */
+export interface SharedCall {
+  readonly engine: Engine;
+  readonly owner: CallOwner;
+  readonly route: Route;
+  /** This member's rank in the group. */
+  readonly groupRank: number;
+  readonly tag: number;
+  readonly signature: Signature;
 }
 
 /** The body of a root check: the signature says it all. */
@@ -71,9 +85,22 @@ export class CollectiveContext {
   choose<C extends CollectiveName>(collective: C): Selection<C> {
     const { selector } = this.endpoint;
     const { bytes, commutative, layout } = this.shape;
-    const selection = selector.selectLevel(collective, { bytes, members: this.size, commutative, requested: undefined, layout });
-    selector.trace?.(`ccjs trace: group '${this.group.name}' rank ${this.groupRank}: ${this.operation} hierarchical, ${this.levelName} level: ${collective} ${selection.name}, ${this.size} members`);
+    const ranks = Array.from({ length: this.size }, (_, rank) => this.groupRankOf(rank));
+    const sharedMemory = layout.hosts === 1 ? sharesMemory(this.group, ranks, this.endpoint.engine) : `the members are on ${layout.hosts} hosts`;
+    const selection = selector.selectLevel(collective, { bytes, members: this.size, commutative, requested: undefined, layout, sharedMemory });
+    const refused = selection.refused === undefined ? '' : `; ${selection.refused}`;
+    selector.trace?.(`ccjs trace: group '${this.group.name}' rank ${this.groupRank}: ${this.operation} hierarchical, ${this.levelName} level: ${collective} ${selection.name}, ${this.size} members${refused}`);
     return selection;
+  }
+
+  /** The group rank of this context's member `rank`. */
+  groupRankOf(rank: number): number {
+    return this.groupRanks?.[rank] ?? rank;
+  }
+
+  /** What a call through a collective segment needs beyond sends and receives: the call's identity, and the engine that tracks its waits. */
+  sharedCall(): SharedCall {
+    return { engine: this.endpoint.engine, owner: this.core, route: this.group.route, groupRank: this.groupRank, tag: this.tag, signature: this.signature };
   }
 
   /** `value` encoded once, for sending to several members. */

@@ -23,6 +23,15 @@ import type { SelectionTable } from './selection.js';
 const ACROSS_HOSTS = { minHosts: 2, minPerHost: 2, algorithm: 'hierarchical' } as const;
 
 /**
+ * Members of one host run every collective through their group's collective segment there
+ * (segment/, Open MPI's coll/sm): one write and a flag per member, where a flat or tree algorithm
+ * pays a message, and a wake-up, per step. Chosen only where the members can share one (the shm
+ * addon built, every pair in-process or over shared memory; else the next rule, and CCJS_TRACE
+ * says why); also the intra-host level of the hierarchical variants.
+ */
+const ONE_HOST = { maxHosts: 1, algorithm: 'shared-memory' } as const;
+
+/**
  * Between three or more members one per host (a hierarchical allReduce's leaders, or a group
  * spread so) the binomial tree, which crosses the network least: the one-host rules would pick
  * exchanges there (Rabenseifner at 1 MiB) that send 6 messages between 3 hosts where it sends 4.
@@ -35,14 +44,14 @@ const ACROSS_HOSTS = { minHosts: 2, minPerHost: 2, algorithm: 'hierarchical' } a
 const ONE_PER_HOST_ALLREDUCE = { minHosts: 3, maxPerHost: 1, algorithm: 'binomial' } as const;
 
 export const DEFAULT_TABLE: SelectionTable = {
-  barrier: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'hypercube' }, { algorithm: 'dissemination' }],
-  broadcast: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'binomial' }, { maxMembers: 4, algorithm: 'four-ary' }, { algorithm: 'binomial' }],
-  reduce: [ACROSS_HOSTS, { maxMembers: 3, algorithm: 'mst' }, { maxMembers: 4, maxBytes: 8192, algorithm: 'flat-blocking' }, { algorithm: 'binomial' }],
-  allReduce: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'bde-blocking' }, ONE_PER_HOST_ALLREDUCE, { maxBytes: 32768, algorithm: 'bde-nonblocking' }, { algorithm: 'rabenseifner' }],
-  scatter: [ACROSS_HOSTS, { maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'binomial' }],
-  gather: [ACROSS_HOSTS, { maxMembers: 4, algorithm: 'flat-nonblocking-1' }, { algorithm: 'binomial' }],
-  allGather: [ACROSS_HOSTS, { maxMembers: 2, algorithm: 'bucket-nonblocking' }, { algorithm: 'recursive-doubling' }],
-  allToAll: [{ maxMembers: 2, algorithm: 'flat-nonblocking-2' }, { algorithm: 'flat' }],
-  reduceScatter: [{ maxBytes: 128, algorithm: 'bde-blocking' }, { algorithm: 'bucket-blocking' }],
-  scan: [{ maxMembers: 3, algorithm: 'recursive-doubling' }, { maxMembers: 4, maxBytes: 32, algorithm: 'linear' }, { maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'recursive-doubling' }],
+  barrier: [ACROSS_HOSTS, ONE_HOST, { maxMembers: 2, algorithm: 'hypercube' }, { algorithm: 'dissemination' }],
+  broadcast: [ACROSS_HOSTS, ONE_HOST, { maxMembers: 2, algorithm: 'binomial' }, { maxMembers: 4, algorithm: 'four-ary' }, { algorithm: 'binomial' }],
+  reduce: [ACROSS_HOSTS, ONE_HOST, { maxMembers: 3, algorithm: 'mst' }, { maxMembers: 4, maxBytes: 8192, algorithm: 'flat-blocking' }, { algorithm: 'binomial' }],
+  allReduce: [ACROSS_HOSTS, ONE_HOST, { maxMembers: 2, algorithm: 'bde-blocking' }, ONE_PER_HOST_ALLREDUCE, { maxBytes: 32768, algorithm: 'bde-nonblocking' }, { algorithm: 'rabenseifner' }],
+  scatter: [ACROSS_HOSTS, ONE_HOST, { maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'binomial' }],
+  gather: [ACROSS_HOSTS, ONE_HOST, { maxMembers: 4, algorithm: 'flat-nonblocking-1' }, { algorithm: 'binomial' }],
+  allGather: [ACROSS_HOSTS, ONE_HOST, { maxMembers: 2, algorithm: 'bucket-nonblocking' }, { algorithm: 'recursive-doubling' }],
+  allToAll: [ONE_HOST, { maxMembers: 2, algorithm: 'flat-nonblocking-2' }, { algorithm: 'flat' }],
+  reduceScatter: [ONE_HOST, { maxBytes: 128, algorithm: 'bde-blocking' }, { algorithm: 'bucket-blocking' }],
+  scan: [ONE_HOST, { maxMembers: 3, algorithm: 'recursive-doubling' }, { maxMembers: 4, maxBytes: 32, algorithm: 'linear' }, { maxMembers: 4, algorithm: 'flat-nonblocking' }, { algorithm: 'recursive-doubling' }],
 };

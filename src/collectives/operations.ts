@@ -15,6 +15,19 @@ import type { AlgorithmName } from './algorithms.js';
 import type { CollectiveGroup, CollectiveMember } from './participants.js';
 import { estimatedBytes } from './message-size.js';
 import { topologyOf } from './hierarchy.js';
+import { sharesMemory } from './segment/sharing.js';
+
+const rankLists = new Map<number, readonly number[]>();
+
+/** 0..members-1, made once per group size. */
+function allRanks(members: number): readonly number[] {
+  let ranks = rankLists.get(members);
+  if (ranks === undefined) {
+    ranks = Array.from({ length: members }, (_, rank) => rank);
+    rankLists.set(members, ranks);
+  }
+  return ranks;
+}
 
 /** Per-call choices of collective `C`: `{ algorithm: 'mst' }` runs that algorithm whatever the tables say. */
 export interface CollectiveOptions<C extends CollectiveName = CollectiveName> {
@@ -71,8 +84,9 @@ async function perform<G extends CollectiveGroup, C extends CollectiveName, T, R
   const members = group.size();
   const commutative = shape.op?.commutative !== false;
   const { layout } = topologyOf(group);
-  const learns = root >= 0 && rank !== root && LEARNS_FROM_ROOT.has(collective) && selector.dependsOnSize(collective, members, layout, requested);
-  let selection = learns ? undefined : selector.select(collective, { bytes: shape.bytes, members, commutative, requested, layout });
+  const sharedMemory = layout.hosts === 1 ? sharesMemory(group, allRanks(members), engine) : `the members are on ${layout.hosts} hosts`;
+  const learns = root >= 0 && rank !== root && LEARNS_FROM_ROOT.has(collective) && selector.dependsOnSize(collective, members, layout, requested, sharedMemory);
+  let selection = learns ? undefined : selector.select(collective, { bytes: shape.bytes, members, commutative, requested, layout, sharedMemory });
   const tag = member.nextCollectiveTag(group);
   const signature = {
     operation: selection === undefined ? unknownAlgorithmCode(collective) : operationCode(collective, selection.name),
@@ -82,7 +96,8 @@ async function perform<G extends CollectiveGroup, C extends CollectiveName, T, R
   // The levels of a hierarchical call choose by size only where every member knows the size.
   const levelShape = { bytes: LEARNS_FROM_ROOT.has(collective) ? undefined : shape.bytes, commutative, layout };
   let context = new CollectiveContext(member, group, rank, collective, tag, signature, levelShape);
-  const rootChecked = root >= 0 && members > 1 ? context.checkRoot() : undefined;
+  // An algorithm through a collective segment checks every member's call itself, root included.
+  const rootChecked = root >= 0 && members > 1 && selection?.algorithm.sharedMemory !== true ? context.checkRoot() : undefined;
   try {
     if (selection === undefined) {
       const learned = engine.probeAlgorithm(group.route, member, rank, tag, collective);

@@ -122,12 +122,18 @@ export class Selector implements AlgorithmChooser {
 
   select<C extends CollectiveName>(collective: C, call: CallShape): Selection<C> {
     // Table names were checked when the table was loaded; only a requested name can be unknown.
-    const name = call.requested ?? this.forced[collective] ?? this.fromTable(collective, call, () => true);
+    const chosen = call.requested ?? this.forced[collective];
+    const table = chosen === undefined ? this.fromTable(collective, call, () => true) : undefined;
+    const name = chosen ?? (table as TableChoice).name;
     const algorithm = algorithmOf(collective, name, call.requested !== undefined ? `${collective} option 'algorithm'` : 'CCJS_ALGORITHMS');
-    if (call.commutative || algorithm.keepsRankOrder) return { name, algorithm };
+    if (call.commutative || algorithm.keepsRankOrder) return { name, algorithm, refused: table?.refused };
     // Operands must combine in rank order: fall back to the table's first algorithm that does.
-    const ordered = this.rules(collective).map((rule) => rule.algorithm).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder);
-    const fallback = ordered ?? Object.keys(ALGORITHMS[collective]).find((candidate) => algorithmOf(collective, candidate, 'table').keepsRankOrder) ?? name;
+    const fits = (candidate: string) => {
+      const fallback = algorithmOf(collective, candidate, 'table');
+      return fallback.keepsRankOrder && (fallback.sharedMemory !== true || call.sharedMemory === true);
+    };
+    const ordered = this.rules(collective).map((rule) => rule.algorithm).find(fits);
+    const fallback = ordered ?? Object.keys(ALGORITHMS[collective]).find(fits) ?? name;
     return { name: fallback, algorithm: algorithmOf(collective, fallback, 'table'), refused: `${name} refused: it does not combine in rank order, which a non-commutative reduction needs` };
   }
 
@@ -138,17 +144,18 @@ export class Selector implements AlgorithmChooser {
    * asked for the call as a whole.
    */
   selectLevel<C extends CollectiveName>(collective: C, call: CallShape): Selection<C> {
-    const name = this.fromTable(collective, call, (algorithm) => algorithm.hierarchical !== true && (call.commutative || algorithm.keepsRankOrder));
-    return { name, algorithm: algorithmOf(collective, name, 'table') };
+    const { name, refused } = this.fromTable(collective, call, (algorithm) => algorithm.hierarchical !== true && (call.commutative || algorithm.keepsRankOrder));
+    return { name, algorithm: algorithmOf(collective, name, 'table'), refused };
   }
 
   /**
    * True when the table's choice for `collective` on `members` members laid out as `layout` depends
    * on the message size (which a non-root of broadcast or scatter may not know: it then takes the root's choice).
    */
-  dependsOnSize(collective: CollectiveName, members: number, layout: Layout, requested: string | undefined): boolean {
+  dependsOnSize(collective: CollectiveName, members: number, layout: Layout, requested: string | undefined, sharedMemory?: true | string): boolean {
     if (requested !== undefined || this.forced[collective] !== undefined) return false;
-    const rule = this.rules(collective).find((candidate) => fitsPlace(candidate, members, layout));
+    const passable = (rule: SelectionRule) => sharedMemory === true || algorithmOf(collective, rule.algorithm, 'table').sharedMemory !== true;
+    const rule = this.rules(collective).find((candidate) => fitsPlace(candidate, members, layout) && passable(candidate));
     return rule?.maxBytes !== undefined;
   }
 
@@ -163,15 +170,34 @@ export class Selector implements AlgorithmChooser {
     return this.table[collective] ?? [];
   }
 
-  /** The first fitting rule's algorithm that `accept`s, else the first such algorithm of `collective`. */
-  private fromTable<C extends CollectiveName>(collective: C, call: CallShape, accept: (algorithm: Algorithm<C>) => boolean): string {
+  /**
+   * The first fitting rule's algorithm that `accept`s, else the first such algorithm of
+   * `collective` (never one through a collective segment the call's members cannot share; the
+   * rule that named one says why it was passed over).
+   */
+  private fromTable<C extends CollectiveName>(collective: C, call: CallShape, accept: (algorithm: Algorithm<C>) => boolean): TableChoice {
     const layout = call.layout ?? { hosts: 1, perHost: call.members };
+    const shares = call.sharedMemory === true;
+    let refused: string | undefined;
     for (const rule of this.rules(collective)) {
       const fitsSize = rule.maxBytes === undefined || (call.bytes !== undefined && call.bytes <= rule.maxBytes);
-      if (fitsSize && fitsPlace(rule, call.members, layout) && accept(algorithmOf(collective, rule.algorithm, 'table'))) return rule.algorithm;
+      const algorithm = algorithmOf(collective, rule.algorithm, 'table');
+      if (!fitsSize || !fitsPlace(rule, call.members, layout) || !accept(algorithm)) continue;
+      if (algorithm.sharedMemory === true && !shares) {
+        refused ??= `${rule.algorithm} refused: ${call.sharedMemory ?? 'the call did not say whether its members share memory'}`;
+        continue;
+      }
+      return { name: rule.algorithm, refused };
     }
-    return Object.entries(ALGORITHMS[collective] as AlgorithmsOf<C>).find(([, algorithm]) => accept(algorithm))?.[0] ?? Object.keys(ALGORITHMS[collective])[0];
+    const name = Object.entries(ALGORITHMS[collective] as AlgorithmsOf<C>).find(([, algorithm]) => accept(algorithm) && (shares || algorithm.sharedMemory !== true))?.[0] ?? Object.keys(ALGORITHMS[collective])[0];
+    return { name: name as string, refused };
   }
+}
+
+/** A table's choice, and why a rule before it was passed over (a collective segment the members cannot share). */
+interface TableChoice {
+  readonly name: string;
+  readonly refused: string | undefined;
 }
 
 /** True when `rule`'s bounds on members and hosts fit a group of `members` laid out as `layout`. */

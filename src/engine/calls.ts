@@ -326,3 +326,53 @@ export function rejected<T>(error: Error): Promise<T> {
   promise.catch(() => undefined);
   return promise;
 }
+
+/**
+ * A collective call's member waiting on shared memory (a collective segment's flags) for another
+ * member of its group: no message will complete it, but it fails like one that waits for a
+ * message from that member (its loss, its group broken, the call aborted elsewhere), so the
+ * engine tracks it as a pending call (Engine.waitShared). Who it waits for changes as it goes.
+ */
+export class SharedMemoryWait extends PendingCall {
+  /** The group rank waited for now. */
+  peer: number;
+  /** Why it failed, once it did. */
+  failure: Error | undefined;
+  /** Told once it fails (to stop a sleep). */
+  onFail: ((error: Error) => void) | undefined;
+
+  constructor(
+    route: Route,
+    operation: string,
+    owner: CallOwner | undefined,
+    /** Group rank of the waiting member. */
+    readonly destination: number,
+    /** The collective call's tag. */
+    readonly callTag: number,
+  ) {
+    super(route, operation, owner);
+    this.peer = destination;
+    this.failure = undefined;
+    this.onFail = undefined;
+  }
+
+  get peerRank(): number {
+    return this.peer;
+  }
+
+  get tag(): number {
+    return this.callTag;
+  }
+
+  get direction(): string {
+    return 'for';
+  }
+
+  fail(error: Error): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    this.onFail?.(error);
+  }
+
+  abandon(): void {}
+}

@@ -28,7 +28,7 @@
  */
 import { FLAG_ABORT, FLAG_COLLECTIVE, FLAG_SYNCHRONOUS, FrameType, ack, clearToSend, creditReturn, lostNamedIn, readyToSend, rendezvousData } from '../../transport/frame.js';
 import type { Frame } from '../../transport/frame.js';
-import { ANY_SOURCE, AlgorithmProbe, Probe, RESOLVED, SendCall, SendMode, rejected } from './calls.js';
+import { ANY_SOURCE, AlgorithmProbe, Probe, RESOLVED, SendCall, SendMode, SharedMemoryWait, rejected } from './calls.js';
 import type { CallOwner, PendingCall, ProbeResult, Receive, Route } from './calls.js';
 import { Mailbox } from './matching.js';
 import { Queue } from '../base/queue.js';
@@ -492,8 +492,31 @@ export class Engine implements DeviceHost {
     }
   }
 
+  /**
+   * `wait` (a member of a collective call waiting on shared memory for `wait.peer`) waits from now
+   * on, failing as a receive from that member would: returns the failure at once if there is one
+   * already, else tracks it (losses and aborts fail it) until `doneWaiting`.
+   */
+  waitShared(wait: SharedMemoryWait): Error | undefined {
+    const failure = this.mailbox(wait.route.context, wait.destination).abortedCall(wait.callTag) ?? this.losses.failureFor(wait.route, wait.peer, wait.destination);
+    if (failure !== undefined) return callFailure(failure, wait.describe());
+    this.calls.track(wait);
+    return undefined;
+  }
+
+  /** `wait` waits no more. */
+  doneWaiting(wait: SharedMemoryWait): void {
+    this.calls.untrack(wait);
+  }
+
   /** Fails member `destination`'s part of collective call `tag` (now and when it gets there) and drops its messages. */
   private abortCall(context: number, destination: number, tag: number, error: Error): void {
+    for (const call of this.calls.list()) {
+      if (call instanceof SharedMemoryWait && call.route.context === context && call.destination === destination && call.callTag === tag) {
+        this.calls.untrack(call);
+        call.fail(error);
+      }
+    }
     const taken = this.mailbox(context, destination).abortCall(tag, error);
     // The call is over: receives its algorithm posted but had not awaited yet must not count as unhandled.
     for (const call of [...taken.receives, ...taken.probes]) {

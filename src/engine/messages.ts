@@ -213,17 +213,26 @@ export class MemberReceive extends Receive {
   }
 
   private checkSignature(frame: Frame, expected: Signature): void {
-    if (sameOperation(frame.operation, expected.operation) && frame.root === expected.root && frame.reduction === expected.reduction) return;
-    const ours = describeSignature(expected.operation, expected.root, expected.reduction);
-    const theirs = describeSignature(frame.operation, frame.root, frame.reduction);
-    const advice =
-      collectiveOf(frame.operation) !== collectiveOf(expected.operation)
-        ? 'members must call collectives in the same order'
-        : frame.root !== expected.root
-          ? 'every member must pass the same root'
-          : frame.reduction !== expected.reduction
-            ? 'every member must pass the same reduction'
-            : 'the members chose different algorithms: give every member the same configuration, and for a size-dependent broadcast or scatter table let non-roots pass an object of the root\'s size (not null), or name the algorithm in the call';
-    throw new CollectiveMismatchError(`${this.describe()} (rank ${this.destination} here): expected ${ours}, but the sender called ${theirs}; ${advice}`);
+    const mismatch = signatureMismatch(`${this.describe()} (rank ${this.destination} here)`, expected, frame);
+    if (mismatch !== undefined) throw mismatch;
   }
+}
+
+/**
+ * The CollectiveMismatchError of a call (`call`: "allReduce: receive from rank 1 of group 'g' (rank 0
+ * here)") that expected `expected` and met `theirs` from another member; undefined when they match.
+ */
+export function signatureMismatch(call: string, expected: Signature, theirs: Signature): CollectiveMismatchError | undefined {
+  if (sameOperation(theirs.operation, expected.operation) && theirs.root === expected.root && theirs.reduction === expected.reduction) return undefined;
+  const ours = describeSignature(expected.operation, expected.root, expected.reduction);
+  const sender = describeSignature(theirs.operation, theirs.root, theirs.reduction);
+  const advice =
+    collectiveOf(theirs.operation) !== collectiveOf(expected.operation)
+      ? 'members must call collectives in the same order'
+      : theirs.root !== expected.root
+        ? 'every member must pass the same root'
+        : theirs.reduction !== expected.reduction
+          ? 'every member must pass the same reduction'
+          : 'the members chose different algorithms: give every member the same configuration, and for a size-dependent broadcast or scatter table let non-roots pass an object of the root\'s size (not null), or name the algorithm in the call';
+  return new CollectiveMismatchError(`${call}: expected ${ours}, but the sender called ${sender}; ${advice}`);
 }

@@ -127,14 +127,45 @@ export class ProgressEngine {
       this.stats.sleeps += 1;
       return;
     }
+    const movedAtAll = this.spin(() => !call.linked, this.nextBudget());
+    if (call.linked) this.sleep();
+    this.adapt(!call.linked || movedAtAll);
+  }
+
+  /**
+   * Spins until `ready()` holds (a wait on shared memory: a collective segment's flags), polling
+   * the devices meanwhile, for the budget `wait` would spin, adapting it alike; not at all without
+   * `maySpin` (the caller knows a spin could not help: the awaited member runs in this thread).
+   * Returns whether `ready()` holds; the caller sleeps otherwise (its own way), which counts as a
+   * sleep.
+   */
+  spinUntil(ready: () => boolean, maySpin = true): boolean {
+    if (ready()) return true;
+    this.stats.waits += 1;
+    const hit = maySpin && this.spinning && this.spinFor(ready);
+    if (!hit) this.stats.sleeps += 1;
+    return hit;
+  }
+
+  private spinFor(ready: () => boolean): boolean {
+    const movedAtAll = this.spin(ready, this.nextBudget());
+    const hit = ready();
+    this.adapt(hit || movedAtAll);
+    return hit;
+  }
+
+  /** The budget of the next spin. */
+  private nextBudget(): number {
     this.stats.spins += 1;
     // A shrunken budget is spent whole now and then: waits that merely got longer than it (the
     // peer copying a large message) hit again and restore it, instead of sleeping ever after.
-    const microseconds = this.budgetMicroseconds < this.maximumMicroseconds && this.stats.spins % PATIENCE === 0 ? this.maximumMicroseconds : this.budgetMicroseconds;
-    const movedAtAll = this.spin(call, microseconds);
-    if (call.linked) this.sleep();
+    return this.budgetMicroseconds < this.maximumMicroseconds && this.stats.spins % PATIENCE === 0 ? this.maximumMicroseconds : this.budgetMicroseconds;
+  }
+
+  /** After a spin: a hit restores the whole budget, a run of misses halves it. */
+  private adapt(hit: boolean): void {
     // A spin during which the protocol advanced (a handshake, a stream) was worth it, like a hit.
-    if (!call.linked || movedAtAll) {
+    if (hit) {
       this.stats.hits += 1;
       this.missesInARow = 0;
       this.budgetMicroseconds = this.maximumMicroseconds;
@@ -154,7 +185,7 @@ export class ProgressEngine {
   waitUpTo(call: PendingCall, microseconds: number, giveUp: () => void): void {
     const waits = call.linked;
     if (waits) this.stats.waits += 1;
-    if (waits && this.spinning) this.spin(call, Math.min(microseconds, this.maximumMicroseconds));
+    if (waits && this.spinning) this.spin(() => !call.linked, Math.min(microseconds, this.maximumMicroseconds));
     giveUp();
     if (!call.linked) return;
     if (this.spinning) this.sleep();
@@ -182,13 +213,13 @@ export class ProgressEngine {
     for (const device of this.devices) device.sleep?.();
   }
 
-  /** Polls until `call` stops waiting or `microseconds` pass without anything moving. Returns whether anything moved. */
-  private spin(call: PendingCall, microseconds: number): boolean {
+  /** Polls until `done()` or `microseconds` pass without anything moving. Returns whether anything moved. */
+  private spin(done: () => boolean, microseconds: number): boolean {
     const budget = BigInt(Math.round(microseconds * 1000));
     let deadline = process.hrtime.bigint() + budget;
     let moved = false;
     let movedAtAll = false;
-    for (let polls = 1; call.linked; polls += 1) {
+    for (let polls = 1; !done(); polls += 1) {
       if (this.poll() > 0) moved = true;
       if (polls % POLLS_PER_CLOCK_READ === 0) {
         const now = process.hrtime.bigint();

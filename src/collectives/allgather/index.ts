@@ -8,6 +8,7 @@ import { allGatherBucketBlocking } from './bucket-blocking.js';
 import { allGatherBucketNonblocking } from './bucket-nonblocking.js';
 import { allGatherBruck } from './bruck.js';
 import { allGatherHierarchical } from './hierarchical.js';
+import { allGatherSharedMemory } from './shared-memory.js';
 
 export const allGatherAlgorithms = {
   'gather-broadcast': { id: 0, run: allGatherGatherBroadcast, keepsRankOrder: true },
@@ -18,4 +19,5 @@ export const allGatherAlgorithms = {
   'bucket-nonblocking': { id: 5, run: allGatherBucketNonblocking, keepsRankOrder: true },
   'bruck': { id: 6, run: allGatherBruck, keepsRankOrder: true },
   'hierarchical': { id: 7, run: allGatherHierarchical, keepsRankOrder: true, hierarchical: true },
+  'shared-memory': { id: 8, run: allGatherSharedMemory, keepsRankOrder: true, sharedMemory: true },
 } satisfies AlgorithmsOf<'allGather'>;

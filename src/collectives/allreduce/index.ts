@@ -8,6 +8,7 @@ import { allReduceBdeNonBlocking } from './bde-nonblocking.js';
 import { allReduceRabenseifner } from './rabenseifner.js';
 import { allReduceRing } from './ring.js';
 import { allReduceHierarchical } from './hierarchical.js';
+import { allReduceSharedMemory } from './shared-memory.js';
 
 export const allReduceAlgorithms = {
   'reduce-broadcast': { id: 0, run: allReduceReduceBroadcast, keepsRankOrder: true },
@@ -18,4 +19,5 @@ export const allReduceAlgorithms = {
   'rabenseifner': { id: 5, run: allReduceRabenseifner, keepsRankOrder: true },
   'ring': { id: 6, run: allReduceRing, keepsRankOrder: false },
   'hierarchical': { id: 7, run: allReduceHierarchical, keepsRankOrder: false, hierarchical: true },
+  'shared-memory': { id: 8, run: allReduceSharedMemory, keepsRankOrder: true, sharedMemory: true },
 } satisfies AlgorithmsOf<'allReduce'>;

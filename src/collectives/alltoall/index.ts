@@ -7,6 +7,7 @@ import { allToAllFlatNonblocking1 } from './flat-nonblocking-1.js';
 import { allToAllFlatNonblocking2 } from './flat-nonblocking-2.js';
 import { allToAllPairwise } from './pairwise.js';
 import { allToAllBruck } from './bruck.js';
+import { allToAllSharedMemory } from './shared-memory.js';
 
 export const allToAllAlgorithms = {
   'flat': { id: 0, run: allToAllFlat, keepsRankOrder: true },
@@ -16,4 +17,5 @@ export const allToAllAlgorithms = {
   'flat-nonblocking-2': { id: 4, run: allToAllFlatNonblocking2, keepsRankOrder: true },
   'pairwise': { id: 5, run: allToAllPairwise, keepsRankOrder: true },
   'bruck': { id: 6, run: allToAllBruck, keepsRankOrder: true },
+  'shared-memory': { id: 7, run: allToAllSharedMemory, keepsRankOrder: true, sharedMemory: true },
 } satisfies AlgorithmsOf<'allToAll'>;

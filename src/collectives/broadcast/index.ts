@@ -8,6 +8,7 @@ import { broadcastMst } from './mst.js';
 import { broadcastPipelineChain } from './pipeline-chain.js';
 import { broadcastScatterAllgather } from './scatter-allgather.js';
 import { broadcastHierarchical } from './hierarchical.js';
+import { broadcastSharedMemory } from './shared-memory.js';
 
 export const broadcastAlgorithms = {
   'binomial': { id: 0, run: broadcastBinomial, keepsRankOrder: true },
@@ -18,4 +19,5 @@ export const broadcastAlgorithms = {
   'pipeline-chain': { id: 5, run: broadcastPipelineChain, keepsRankOrder: true },
   'scatter-allgather': { id: 6, run: broadcastScatterAllgather, keepsRankOrder: true },
   'hierarchical': { id: 7, run: broadcastHierarchical, keepsRankOrder: true, hierarchical: true },
+  'shared-memory': { id: 8, run: broadcastSharedMemory, keepsRankOrder: true, sharedMemory: true },
 } satisfies AlgorithmsOf<'broadcast'>;

@@ -6,6 +6,7 @@ import { gatherFlatNonblocking } from './flat-nonblocking.js';
 import { gatherFlatNonblocking1 } from './flat-nonblocking-1.js';
 import { gatherMst } from './mst.js';
 import { gatherHierarchical } from './hierarchical.js';
+import { gatherSharedMemory } from './shared-memory.js';
 
 export const gatherAlgorithms = {
   'binomial': { id: 0, run: gatherBinomial, keepsRankOrder: true },
@@ -14,4 +15,5 @@ export const gatherAlgorithms = {
   'flat-nonblocking-1': { id: 3, run: gatherFlatNonblocking1, keepsRankOrder: true },
   'mst': { id: 4, run: gatherMst, keepsRankOrder: true },
   'hierarchical': { id: 5, run: gatherHierarchical, keepsRankOrder: true, hierarchical: true },
+  'shared-memory': { id: 6, run: gatherSharedMemory, keepsRankOrder: true, sharedMemory: true },
 } satisfies AlgorithmsOf<'gather'>;

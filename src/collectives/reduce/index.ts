@@ -5,6 +5,7 @@ import { reduceFlatBlocking } from './flat-blocking.js';
 import { reduceFlatNonBlocking } from './flat-nonblocking.js';
 import { reduceMst } from './mst.js';
 import { reduceHierarchical } from './hierarchical.js';
+import { reduceSharedMemory } from './shared-memory.js';
 
 export const reduceAlgorithms = {
   'binomial': { id: 0, run: reduceBinomial, keepsRankOrder: true },
@@ -12,4 +13,5 @@ export const reduceAlgorithms = {
   'flat-nonblocking': { id: 2, run: reduceFlatNonBlocking, keepsRankOrder: true },
   'mst': { id: 3, run: reduceMst, keepsRankOrder: true },
   'hierarchical': { id: 4, run: reduceHierarchical, keepsRankOrder: false, hierarchical: true },
+  'shared-memory': { id: 5, run: reduceSharedMemory, keepsRankOrder: true, sharedMemory: true },
 } satisfies AlgorithmsOf<'reduce'>;

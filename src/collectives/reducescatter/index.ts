@@ -5,6 +5,7 @@ import { reduceScatterBdeBlocking } from './bde-blocking.js';
 import { reduceScatterBdeNonBlocking } from './bde-nonblocking.js';
 import { reduceScatterBucketBlocking } from './bucket-blocking.js';
 import { reduceScatterBucketNonBlocking } from './bucket-nonblocking.js';
+import { reduceScatterSharedMemory } from './shared-memory.js';
 
 export const reduceScatterAlgorithms = {
   'reduce-scatter': { id: 0, run: reduceScatterReduceScatter, keepsRankOrder: true },
@@ -12,4 +13,5 @@ export const reduceScatterAlgorithms = {
   'bde-nonblocking': { id: 2, run: reduceScatterBdeNonBlocking, keepsRankOrder: true },
   'bucket-blocking': { id: 3, run: reduceScatterBucketBlocking, keepsRankOrder: false },
   'bucket-nonblocking': { id: 4, run: reduceScatterBucketNonBlocking, keepsRankOrder: false },
+  'shared-memory': { id: 5, run: reduceScatterSharedMemory, keepsRankOrder: true, sharedMemory: true },
 } satisfies AlgorithmsOf<'reduceScatter'>;

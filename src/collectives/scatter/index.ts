@@ -5,6 +5,7 @@ import { scatterFlatBlocking } from './flat-blocking.js';
 import { scatterFlatNonblocking } from './flat-nonblocking.js';
 import { scatterMst } from './mst.js';
 import { scatterHierarchical } from './hierarchical.js';
+import { scatterSharedMemory } from './shared-memory.js';
 
 export const scatterAlgorithms = {
   'binomial': { id: 0, run: scatterBinomial, keepsRankOrder: true },
@@ -12,4 +13,5 @@ export const scatterAlgorithms = {
   'flat-nonblocking': { id: 2, run: scatterFlatNonblocking, keepsRankOrder: true },
   'mst': { id: 3, run: scatterMst, keepsRankOrder: true },
   'hierarchical': { id: 4, run: scatterHierarchical, keepsRankOrder: true, hierarchical: true },
+  'shared-memory': { id: 5, run: scatterSharedMemory, keepsRankOrder: true, sharedMemory: true },
 } satisfies AlgorithmsOf<'scatter'>;
