@@ -1,6 +1,6 @@
 /**
  * The progress engine and the counters of the hot path: a waiting call spins on polling devices
- * for a bounded, adaptive budget, a merely posted receive never does; counters wrap instead of
+ * for a bounded, adaptive budget, a merely posted receive never does until it is awaited; counters wrap instead of
  * overflowing.
  */
 import { expect } from 'chai';
@@ -55,6 +55,43 @@ describe('progress engine', function () {
         expect(await waiting).to.equal('first');
         expect(await member.receive(group, 1)).to.equal('second');
         expect(await posted).to.equal('collective');
+      });
+    } finally {
+      progressEngine.unregister(counter);
+      progressEngine.setBudget(50);
+      await closeAll(masters);
+    }
+  });
+
+  it('a receive posted now and awaited later spins when awaited, not when posted, and is counted', async function () {
+    const masters = await createMasters(1);
+    const counter = new PollCounter();
+    progressEngine.register(counter);
+    progressEngine.setBudget(200);
+    try {
+      const signature = { operation: operationCode('barrier', 'hypercube'), root: NO_ROOT, reduction: NO_REDUCTION };
+      await runGroup(masters, [2], 'awaited', async (member, group, rank) => {
+        const context = new CollectiveContext(memberCore(member), group, rank, 'barrier', 1, signature, { bytes: 0, commutative: true, layout: { hosts: 1, perHost: 2 } });
+        if (rank === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          await context.send(0, 'late');
+          return;
+        }
+        const before = { ...progressEngine.stats };
+        const posted = context.postReceive<string>(1);
+        const polls = counter.polls;
+        expect(counter.polls, 'polls for a posted receive').to.equal(polls);
+        const awaited = posted.then((value) => value);
+        expect(counter.polls, 'polls once awaited').to.be.above(polls);
+        expect(counter.sleeps, 'doorbells armed after the spin ran out').to.equal(1);
+        expect(await awaited).to.equal('late');
+        expect(progressEngine.stats.waits - before.waits).to.equal(1);
+        expect(progressEngine.stats.spins - before.spins).to.equal(1);
+        expect(progressEngine.stats.sleeps - before.sleeps).to.equal(1);
+        // Awaited again, it does not spin again.
+        const again = counter.polls;
+        expect(await posted).to.equal('late');
+        expect(counter.polls).to.equal(again);
       });
     } finally {
       progressEngine.unregister(counter);
