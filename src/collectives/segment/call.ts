@@ -71,9 +71,8 @@ export class SegmentCall {
 
   /**
    * On the first call through the segment: waits until every member has mapped it (the creator
-   * then unlinks its name). A member whose first call fails before then forgets the segment, and
-   * so does every other (none got past this point: a failure that is not a setup's needs it
-   * passed), so the next call sets a new one up.
+   * then unlinks its name). A member keeps its mapping through a failed call; one whose call failed
+   * before the name reached it is told again by the creator on the next call (segmentOf).
    */
   private async confirm(): Promise<void> {
     const { segment } = this;
@@ -155,8 +154,7 @@ export async function throughSegment<R>(context: CollectiveContext, body: (call:
     return result;
   } catch (error) {
     // A lost member breaks the group: every member's engine fails its waits, naming the lost process.
-    if (!segment.confirmed) segment.forget();
-    else if (!(error instanceof PeerLostError) && segment.calls[0] === call.id) segment.abandon(call.id, error as Error, call.call.groupRank);
+    if (!(error instanceof PeerLostError) && segment.calls[0] === call.id) segment.abandon(call.id, error as Error, call.call.groupRank);
     throw error;
   }
 }

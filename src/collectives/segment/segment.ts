@@ -112,8 +112,6 @@ export class CollectiveSegment {
   private callsOfTag = 0;
   /** Every member has mapped it (its first call got that far): it serves this group's calls from now on. */
   confirmed: boolean;
-  /** Drops this member's mapping from the group's (segmentOf), so that the next call sets one up. */
-  forget: () => void = () => undefined;
   /** The call and position of the last chunk written into each half of this member's slot. */
   private readonly lastWritten = [
     { call: 0, at: 0 },
@@ -200,6 +198,11 @@ export class CollectiveSegment {
 
   setStreamLength(offset: number, length: number): void {
     this.lengths[(offset - CHUNK_HEADER) / 8] = length;
+  }
+
+  /** Whether `member` has mapped it (it writes its address on mapping). */
+  hasMapped(member: number): boolean {
+    return Atomics.load(this.words, this.line(member) + LINE.pid) !== 0;
   }
 
   /** How many members other than the creator have mapped it. */
@@ -471,11 +474,10 @@ export async function segmentOf(context: CollectiveContext): Promise<CollectiveS
     mappings.set(context.group, byGroup);
   }
   const held = byGroup.get(key);
-  if (held !== undefined) return held;
-  const forget = (segment: CollectiveSegment) => () => {
-    byGroup.delete(key);
-    segment.unlink();
-  };
+  if (held !== undefined) {
+    if (context.rank === 0 && !held.confirmed) await sendName(context, held);
+    return held;
+  }
   if (context.size === 1) {
     const alone = CollectiveSegment.alone();
     byGroup.set(key, alone);
@@ -488,13 +490,21 @@ export async function segmentOf(context: CollectiveContext): Promise<CollectiveS
   let segment: CollectiveSegment;
   if (context.rank === 0) {
     segment = CollectiveSegment.create(native, context.size, call.groupRank);
-    const name = segment.name;
-    await Promise.all(ranks.slice(1).map((_, index) => context.send(index + 1, name)));
+    await sendName(context, segment);
   } else {
     const name = await context.receive<string>(0);
     segment = CollectiveSegment.map(native, name, context.size, context.rank);
   }
-  segment.forget = forget(segment);
   byGroup.set(key, segment);
   return segment;
+}
+
+/**
+ * The creator tells the members that have not mapped `segment` its name: all of them on the first
+ * call, and on a later one those whose first call failed before the name reached them (a member
+ * that mapped it keeps it through failed calls, so that every member agrees on who must be told).
+ */
+async function sendName(context: CollectiveContext, segment: CollectiveSegment): Promise<void> {
+  const unmapped = Array.from({ length: context.size - 1 }, (_, index) => index + 1).filter((member) => !segment.hasMapped(member));
+  await Promise.all(unmapped.map((member) => context.send(member, segment.name)));
 }
