@@ -31,9 +31,6 @@ export function segmentCopy(target: Uint8Array, offset: number, source: Uint8Arr
   copyFunction(target, offset, source);
 }
 
-/** Streams this thread lent by reference (as their writer) and read from a writer's memory (as a reader), since it started. */
-export const singleCopies = { lent: 0, read: 0 };
-
 /** Most rounds a stream may take (the round's bits in a position). */
 const MAX_ROUNDS = 0xfffe;
 
@@ -280,7 +277,6 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
       const offset = await call.claim(base + round);
       if (lends) {
         segment.setLent(offset, process.pid, out.lend(segment.bytes, offset, native as ShmNative), out.bodyPieces);
-        singleCopies.lent += 1;
       } else {
         const from = round * CHUNK_CAPACITY;
         out.copyTo(segment.bytes, offset, from, Math.min(CHUNK_CAPACITY, out.length - from));
@@ -299,7 +295,6 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
         const { tableBytes, pieces } = segment.lentShape(offset);
         const map = new Float64Array(segment.buffer, offset + Math.ceil(tableBytes / 8) * 8, pieces * 3);
         stream.fetch(segment.bytes.subarray(offset, offset + tableBytes), map, lender, native as ShmNative);
-        singleCopies.read += 1;
         continue;
       }
       const from = round * CHUNK_CAPACITY;
