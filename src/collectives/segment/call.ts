@@ -95,7 +95,6 @@ export class SegmentCall {
     const { segment } = this;
     await this.waitFor((this.rank + 1) % this.size, () => segment.mapped >= this.size - 1, true);
     segment.confirmed = true;
-    segment.checkReading();
     if (this.rank === 0) segment.unlink();
   }
 
@@ -153,15 +152,6 @@ export class SegmentCall {
       if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, previous.call, previous.at));
     }
     return segment.chunkOffset(this.rank, id, round);
-  }
-
-  /** Waits until every other member is done reading round `round` (what it read from this member's memory may change then). */
-  async readByAll(round: number): Promise<void> {
-    const { segment, id } = this;
-    const at = inCall(round, LAST_STEP);
-    for (let member = 0; member < this.size; member += 1) {
-      if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, id, at));
-    }
   }
 
   publish(round: number, step: number): void {

@@ -13,8 +13,7 @@
  *   header:  Int32 0 magic  1 members  2 mapped count
  *   lines:   LINE_BYTES per member (LINE), then per member two failure notices of NOTICE_BYTES
  *   data:    per member two chunks of CHUNK_BYTES: a 64-byte header (Float64 0: the length of the
- *            stream being written; 1: the process whose memory holds a stream lent by reference, else
- *            0; 2, 3: the lent stream's table length and piece count), then the chunk's bytes
+ *            stream being written), then the chunk's bytes
  *
  * A call through the segment is named by its call id: its operation tag (the group's collective
  * counter, the same at every member) times four, plus how many calls through the segment the same
@@ -54,11 +53,7 @@ const LINE_BYTES = 128;
  * written after the position is reset, and read around it, see `at`); its sleeping word and its
  * thread's address; its last two failed calls (call id, notice format, notice length).
  */
-const LINE = { arrived: 0, signatures: 1, publishedCall: 9, publishedAt: 10, consumedCall: 11, consumedAt: 12, sleeping: 13, pid: 14, token: 15, thread: 16, failures: 17, probe: 23, readsAll: 25 } as const;
-/** A member's verdict on reading every other member's memory (LINE.readsAll; 0: not known yet). */
-const READS = 1;
-const READS_NOT = 2;
-const TWO_TO_32 = 0x1_0000_0000;
+const LINE = { arrived: 0, signatures: 1, publishedCall: 9, publishedAt: 10, consumedCall: 11, consumedAt: 12, sleeping: 13, pid: 14, token: 15, thread: 16, failures: 17 } as const;
 /** A sleeping word of a member waiting for any member (else it holds the index + 1 of the member it waits for; AWAKE: 0). */
 const ANYONE = -1;
 const SIGNATURE_WORDS = 4;
@@ -127,7 +122,6 @@ export class CollectiveSegment {
   /** Which signature and failure slot this member's latest call uses. */
   private slot = 0;
   private unlinked: boolean;
-  private readByAll = false;
   private readonly unlinkAtExit = () => this.unlink();
 
   constructor(
@@ -152,9 +146,6 @@ export class CollectiveSegment {
     this.words[line + LINE.pid] = address.pid;
     this.words[line + LINE.token] = address.token;
     this.words[line + LINE.thread] = address.thread;
-    const probe = native.probeAddress();
-    this.words[line + LINE.probe] = probe % TWO_TO_32;
-    this.words[line + LINE.probe + 1] = Math.floor(probe / TWO_TO_32);
   }
 
   /** The segment of a group of one. */
@@ -209,57 +200,6 @@ export class CollectiveSegment {
 
   setStreamLength(offset: number, length: number): void {
     this.lengths[(offset - CHUNK_HEADER) / 8] = length;
-  }
-
-  /** Whether member `member` lends its stream at `offset` by reference: the process whose memory holds it (0: the chunk holds the stream's bytes). */
-  lentBy(offset: number): number {
-    return this.lengths[(offset - CHUNK_HEADER) / 8 + 1] as number;
-  }
-
-  /** The chunk at `offset` holds a stream's table (`tableBytes`) and where its `pieces` lie in process `pid` (0: its bytes, as usual). */
-  setLent(offset: number, pid: number, tableBytes: number, pieces: number): void {
-    const at = (offset - CHUNK_HEADER) / 8;
-    this.lengths[at + 1] = pid;
-    this.lengths[at + 2] = tableBytes;
-    this.lengths[at + 3] = pieces;
-  }
-
-  /** The table's length and the piece count of a stream lent at `offset`. */
-  lentShape(offset: number): { tableBytes: number; pieces: number } {
-    const at = (offset - CHUNK_HEADER) / 8;
-    return { tableBytes: this.lengths[at + 2] as number, pieces: this.lengths[at + 3] as number };
-  }
-
-  /**
-   * Says whether this member may read every other member's memory (process_vm_readv, or memcpy
-   * within its process), checked on their probe words: once every member has mapped the segment.
-   */
-  checkReading(): void {
-    if (this.native === undefined) return;
-    let all = true;
-    for (let member = 0; member < this.members; member += 1) {
-      if (member === this.index) continue;
-      const line = this.line(member);
-      const probe = ((this.words[line + LINE.probe] as number) >>> 0) + ((this.words[line + LINE.probe + 1] as number) >>> 0) * TWO_TO_32;
-      if (!this.native.canRead(this.words[line + LINE.pid] as number, probe)) all = false;
-    }
-    Atomics.store(this.words, this.line(this.index) + LINE.readsAll, all ? READS : READS_NOT);
-  }
-
-  /** True once every other member said it may read this member's memory (a member that has not said yet counts as no). */
-  readByEveryone(): boolean {
-    if (this.readByAll) return true;
-    if (this.native === undefined) return false;
-    for (let member = 0; member < this.members; member += 1) {
-      if (member !== this.index && Atomics.load(this.words, this.line(member) + LINE.readsAll) !== READS) return false;
-    }
-    this.readByAll = true;
-    return true;
-  }
-
-  /** The addon, where members wait and read each other's memory (absent for a group of one). */
-  get addon(): ShmNative | undefined {
-    return this.native;
   }
 
   /** How many members other than the creator have mapped it. */

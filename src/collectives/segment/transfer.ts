@@ -3,17 +3,11 @@
  * (a table of parts, then their bodies: a typed array's raw bytes, anything else as the
  * serializer encoded it), into its slot's chunks, a chunk per round; its readers copy out the
  * parts they want, round by round, and decode them. A stream longer than a chunk is pipelined:
- * the writer fills its other chunk while the readers copy the first. A stream larger than
- * SINGLE_COPY_BYTES is lent by reference where every member may read the writer's memory: its
- * first chunk holds the table and where the bodies lie in the writer's process, each reader copies
- * the bodies it wants straight from there (one copy, as the shm device's single copy does), and
- * the writer leaves the exchange once every member is done reading.
+ * the writer fills its other chunk while the readers copy the first.
  */
 import type { ByteCopy } from '../../../transport/stream.js';
 import { ringCopy } from '../../../transport/shm/copy.js';
 import { shmNative } from '../../../transport/shm/native.js';
-import type { ShmNative } from '../../../transport/shm/native.js';
-import { SINGLE_COPY_BYTES } from '../../../transport/shm/single-copy.js';
 import { freshBytes } from '../../../transport/body-memory.js';
 import { EncodedValue } from '../../engine/messages.js';
 import { viewBytes } from '../../base/typed-arrays.js';
@@ -75,35 +69,6 @@ export class OutStream {
     if (roundsOf(length) > MAX_ROUNDS) throw new CCJError(`a value of ${length} bytes is too large for a collective segment (at most ${MAX_ROUNDS * CHUNK_CAPACITY})`);
   }
 
-  /**
-   * Writes into `target` at `offset` (8-byte aligned) the stream's table, then where its bodies
-   * lie in this process: per piece Float64 start in the stream, address, length (lentBytes in
-   * all). Returns the table's length.
-   */
-  lend(target: Uint8Array, offset: number, native: ShmNative): number {
-    const table = this.pieces[0] as Uint8Array;
-    const mapAt = Math.ceil(table.byteLength / 8) * 8;
-    segmentCopy(target, offset, table);
-    const map = new Float64Array(target.buffer, target.byteOffset + offset + mapAt, (this.pieces.length - 1) * 3);
-    for (let piece = 1; piece < this.pieces.length; piece += 1) {
-      const bytes = this.pieces[piece] as Uint8Array;
-      map[(piece - 1) * 3] = this.starts[piece] as number;
-      map[(piece - 1) * 3 + 1] = bytes.byteLength === 0 ? 0 : native.addressOf(bytes);
-      map[(piece - 1) * 3 + 2] = bytes.byteLength;
-    }
-    return table.byteLength;
-  }
-
-  /** The pieces of the stream after its table. */
-  get bodyPieces(): number {
-    return this.pieces.length - 1;
-  }
-
-  /** What `lend` writes. */
-  get lentBytes(): number {
-    return Math.ceil((this.pieces[0] as Uint8Array).byteLength / 8) * 8 + this.bodyPieces * 24;
-  }
-
   /** Copies the stream's bytes [from, from + bytes) into `target` at `offset`. */
   copyTo(target: Uint8Array, offset: number, from: number, bytes: number): void {
     if (from < (this.starts[this.cursor] as number)) this.cursor = 0;
@@ -141,30 +106,9 @@ export class InStream {
 
   constructor(private readonly wants: (part: number) => boolean) {}
 
-  /** Read from its writer's memory (lent by reference): it took one round. */
-  private lent = false;
-
   /** Rounds the stream takes (known once its first chunk was read). */
   get rounds(): number | undefined {
-    if (this.lent) return 1;
     return this.length === undefined ? undefined : roundsOf(this.length);
-  }
-
-  /**
-   * A stream lent by reference: its table (`table`, the front of the chunk) and where its pieces
-   * lie in process `pid` (`map`, see OutStream.lend); copies the wanted bodies from there.
-   */
-  fetch(table: Uint8Array, map: Float64Array, pid: number, native: ShmNative): void {
-    this.lent = true;
-    this.take(table, 0);
-    for (const body of this.wanted) {
-      for (let piece = 0; piece < map.length; piece += 3) {
-        const start = map[piece] as number;
-        const first = Math.max(start, body.start);
-        const last = Math.min(start + (map[piece + 2] as number), body.start + body.bytes.byteLength);
-        if (first < last) native.readChunk(pid, (map[piece + 1] as number) + (first - start), body.bytes, first - body.start, last - first);
-      }
-    }
   }
 
   /** The stream's bytes [from, from + chunk.length), in order. */
@@ -259,9 +203,7 @@ export class InStream {
 export async function exchange(call: SegmentCall, out: OutStream | undefined, sources: readonly number[], streams: readonly (InStream | undefined)[]): Promise<void> {
   const { segment } = call;
   const base = call.round;
-  const native = segment.addon;
-  const lends = out !== undefined && native !== undefined && out.length > SINGLE_COPY_BYTES && out.lentBytes <= CHUNK_CAPACITY && segment.readByEveryone();
-  const ownRounds = out === undefined ? 0 : lends ? 1 : roundsOf(out.length);
+  const ownRounds = out === undefined ? 0 : roundsOf(out.length);
   if (sources.length === 0) call.readsNoMore();
   for (let round = 0; ; round += 1) {
     const reading = sources.filter((source) => {
@@ -269,19 +211,14 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
       return rounds === undefined || round < rounds;
     });
     if (round >= ownRounds && reading.length === 0) {
-      if (lends) await call.readByAll(base);
       call.round = base + round;
       return;
     }
     if (out !== undefined && round < ownRounds) {
       const offset = await call.claim(base + round);
-      if (lends) {
-        segment.setLent(offset, process.pid, out.lend(segment.bytes, offset, native as ShmNative), out.bodyPieces);
-      } else {
-        const from = round * CHUNK_CAPACITY;
-        out.copyTo(segment.bytes, offset, from, Math.min(CHUNK_CAPACITY, out.length - from));
-        segment.setLent(offset, 0, 0, 0);
-      }
+      const from = round * CHUNK_CAPACITY;
+      const bytes = Math.min(CHUNK_CAPACITY, out.length - from);
+      out.copyTo(segment.bytes, offset, from, bytes);
       segment.setStreamLength(offset, out.length);
       call.publish(base + round, 1);
     }
@@ -290,13 +227,6 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
       const offset = segment.chunkOffset(source, call.id, base + round);
       const stream = streams[source] as InStream;
       stream.length ??= segment.streamLength(offset);
-      const lender = segment.lentBy(offset);
-      if (lender !== 0) {
-        const { tableBytes, pieces } = segment.lentShape(offset);
-        const map = new Float64Array(segment.buffer, offset + Math.ceil(tableBytes / 8) * 8, pieces * 3);
-        stream.fetch(segment.bytes.subarray(offset, offset + tableBytes), map, lender, native as ShmNative);
-        continue;
-      }
       const from = round * CHUNK_CAPACITY;
       const bytes = Math.min(CHUNK_CAPACITY, stream.length - from);
       stream.take(segment.bytes.subarray(offset, offset + bytes), from);
