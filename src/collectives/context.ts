@@ -93,6 +93,11 @@ export class CollectiveContext {
     return selection;
   }
 
+  /** A call over the whole group, in rank order (not a level of a hierarchical call). */
+  get wholeGroup(): boolean {
+    return this.groupRanks === undefined;
+  }
+
   /** The group rank of this context's member `rank`. */
   groupRankOf(rank: number): number {
     return this.groupRanks?.[rank] ?? rank;

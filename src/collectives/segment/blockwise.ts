@@ -8,6 +8,7 @@
 import { reduceInto } from '../../../reduction/reductions.js';
 import type { TypedArray } from '../../../reduction/reductions.js';
 import type { ReductionObject } from '../../../reduction/reduction-object.js';
+import { freshBytes } from '../../../transport/body-memory.js';
 import { PieceLayout, allocateToFill, copyInto } from '../typed-array-pieces.js';
 import { CHUNK_CAPACITY } from './segment.js';
 import type { SegmentCall } from './call.js';
@@ -25,7 +26,8 @@ export async function reduceInSegment(call: SegmentCall, value: TypedArray, op: 
   const elementBytes = value.BYTES_PER_ELEMENT;
   const perRound = Math.floor(CHUNK_CAPACITY / elementBytes);
   const rounds = Math.max(1, Math.ceil(value.length / perRound));
-  const result = reads ? allocateToFill(value, value.length) : null;
+  // Receive memory that earlier results gave back (no fresh pages to fault in).
+  const result = reads ? new type(freshBytes(value.byteLength).buffer, 0, value.length) : null;
   const over = (member: number, round: number, first: number, length: number) => new type(segment.buffer, segment.chunkOffset(member, id, round) + first * elementBytes, length);
   const base = call.round;
   for (let index = 0; index < rounds; index += 1) {

@@ -7,7 +7,7 @@ import { PeerLostError } from '../../base/errors.js';
 import { SharedMemoryWait } from '../../engine/calls.js';
 import { signatureMismatch } from '../../engine/messages.js';
 import type { CollectiveContext, SharedCall } from '../context.js';
-import { END, LAST_ROUND, LAST_STEP, inCall, segmentOf } from './segment.js';
+import { END, LAST_ROUND, LAST_STEP, heldSegment, inCall, segmentOf } from './segment.js';
 import type { CollectiveSegment } from './segment.js';
 
 /** A member's part in one call through its segment: the waits it makes and its rounds. */
@@ -15,7 +15,14 @@ export class SegmentCall {
   readonly call: SharedCall;
   /** The call's id (see the file's comment). */
   readonly id: number;
-  private readonly wait: SharedMemoryWait;
+  /** The engine's record of this member's waits in the call, made once a wait outlasts its spin. */
+  private wait: SharedMemoryWait | undefined;
+  private readonly makeWait = (): SharedMemoryWait => {
+    this.wait ??= new SharedMemoryWait(this.call.route, `${this.context.operation} (shared memory)`, this.call.owner, this.call.groupRank, this.call.tag);
+    return this.wait;
+  };
+  /** Members whose signature in this call was checked, as bits (and, past 31 members, by index). */
+  private checkedBits = 0;
   private readonly checked: boolean[] = [];
   /** The call's next round. */
   round = 0;
@@ -26,7 +33,6 @@ export class SegmentCall {
   ) {
     this.call = context.sharedCall();
     this.id = segment.nextCall(this.call.tag);
-    this.wait = new SharedMemoryWait(this.call.route, `${context.operation} (shared memory)`, this.call.owner, this.call.groupRank, this.call.tag);
   }
 
   get rank(): number {
@@ -37,23 +43,31 @@ export class SegmentCall {
     return this.segment.members;
   }
 
-  /** Waits until `ready`, which member `member` makes true (undefined: any member may), failing as the call does. */
-  private waitFor(member: number, ready: () => boolean, anyone = false): Promise<void> {
-    return this.segment.waitFor(this.call, this.wait, this.id, anyone ? undefined : member, this.context.groupRankOf(member), ready);
+  /** Waits until `ready`, which member `member` makes true (undefined: any member may), failing as the call does; undefined where it holds at once. */
+  private waitFor(member: number, ready: () => boolean, anyone = false): Promise<void> | undefined {
+    return this.segment.waitFor(this.call, this.makeWait, this.id, anyone ? undefined : member, this.context.groupRankOf(member), ready);
   }
 
   /**
    * Enters the call: waits until no member is still in the call before this member's last one
    * (whose signatures and chunks this call reuses), and says it arrived with its signature.
    */
-  async begin(): Promise<void> {
+  begin(): Promise<void> | undefined {
     const { segment } = this;
-    if (!segment.confirmed) await this.confirm();
+    if (!segment.confirmed) return this.confirm().then(() => this.begin());
     const settled = segment.calls[1] as number;
-    if (settled !== 0) {
-      for (let member = 0; member < this.size; member += 1) {
-        if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, settled, END));
-      }
+    for (let member = 0; settled !== 0 && member < this.size; member += 1) {
+      if (member !== this.rank && !segment.consumed(member, settled, END)) return this.settle(member, settled);
+    }
+    segment.arrive(this.id, this.call.signature);
+    return undefined;
+  }
+
+  /** The rest of begin, from `from` on: waits for the members still in call `settled`. */
+  private async settle(from: number, settled: number): Promise<void> {
+    const { segment } = this;
+    for (let member = from; member < this.size; member += 1) {
+      if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, settled, END));
     }
     segment.arrive(this.id, this.call.signature);
   }
@@ -64,9 +78,11 @@ export class SegmentCall {
    * moves between those that disagree; every wait for data checks its writer's first, so no call
    * waits for one that disagrees.
    */
-  async finish(): Promise<void> {
-    if (this.size > 1) await this.arrival((this.rank - 1 + this.size) % this.size);
+  finish(): Promise<void> | undefined {
+    const waiting = this.size > 1 ? this.arrival((this.rank - 1 + this.size) % this.size) : undefined;
+    if (waiting !== undefined) return waiting.then(() => this.end());
     this.end();
+    return undefined;
   }
 
   /**
@@ -86,26 +102,45 @@ export class SegmentCall {
    * member that went past the call without it failed the call's operation before: the operation's
    * abort is on its way, and fails this wait.
    */
-  async arrival(member: number): Promise<void> {
-    if (this.checked[member] === true) return;
+  arrival(member: number): Promise<void> | undefined {
+    if (member < 31 ? (this.checkedBits & (1 << member)) !== 0 : this.checked[member] === true) return undefined;
+    const { segment, id } = this;
+    if (!segment.arrived(member, id)) return this.arrivalLater(member);
+    return this.check(member);
+  }
+
+  private async arrivalLater(member: number): Promise<void> {
     const { segment, id } = this;
     await this.waitFor(member, () => segment.arrived(member, id));
+    await this.check(member);
+  }
+
+  /**
+   * Checks the signature of `member`, which arrived at this call or went past it. One that went
+   * past it without taking part failed the call's operation before: the operation's abort is on
+   * its way, and fails the wait returned.
+   */
+  private check(member: number): Promise<void> | undefined {
+    const { segment, id } = this;
     const theirs = segment.signatureOf(member, id);
-    if (theirs === undefined) {
-      await this.waitFor(member, () => false);
-      return;
+    if (theirs === undefined) return this.waitFor(member, () => false);
+    const ours = this.call.signature;
+    if (theirs.operation !== ours.operation || theirs.root !== ours.root || theirs.reduction !== ours.reduction) {
+      const mismatch = signatureMismatch(`${this.context.operation}: shared memory with rank ${this.context.groupRankOf(member)} of group '${this.call.route.name}' (rank ${this.call.groupRank} here)`, ours, theirs);
+      if (mismatch !== undefined) throw mismatch;
     }
-    const mismatch = signatureMismatch(`${this.context.operation}: shared memory with rank ${this.context.groupRankOf(member)} of group '${this.call.route.name}' (rank ${this.call.groupRank} here)`, this.call.signature, theirs);
-    if (mismatch !== undefined) throw mismatch;
-    this.checked[member] = true;
+    if (member < 31) this.checkedBits |= 1 << member;
+    else this.checked[member] = true;
+    return undefined;
   }
 
   /** Waits until `member` has published step `step` (1..14) of round `round` of this call (and checks its signature first). */
-  async published(member: number, round: number, step: number): Promise<void> {
-    await this.arrival(member);
+  published(member: number, round: number, step: number): Promise<void> | undefined {
     const { segment, id } = this;
     const at = inCall(round, step);
-    await this.waitFor(member, () => segment.published(member, id, at));
+    const arriving = this.arrival(member);
+    if (arriving !== undefined) return arriving.then(() => this.waitFor(member, () => segment.published(member, id, at)));
+    return this.waitFor(member, () => segment.published(member, id, at));
   }
 
   /** Before writing this member's chunk of `round`: waits until every member is done with what it last wrote into that half. Returns the chunk's offset. */
@@ -145,12 +180,14 @@ export class SegmentCall {
  * (the caller aborts the call, see operations.ts); the next call runs through the segment as usual.
  */
 export async function throughSegment<R>(context: CollectiveContext, body: (call: SegmentCall) => Promise<R>): Promise<R> {
-  const segment = await segmentOf(context);
+  const segment = heldSegment(context) ?? (await segmentOf(context));
   const call = new SegmentCall(segment, context);
   try {
-    await call.begin();
+    const entering = call.begin();
+    if (entering !== undefined) await entering;
     const result = await body(call);
-    await call.finish();
+    const leaving = call.finish();
+    if (leaving !== undefined) await leaving;
     return result;
   } catch (error) {
     // A lost member breaks the group: every member's engine fails its waits, naming the lost process.

@@ -401,31 +401,38 @@ export class CollectiveSegment {
   }
 
   /**
-   * Resolves once `ready()` holds, waiting for member `member` in call `id`: spins on the
-   * flag (polling the devices, so that messages keep moving) for the progress engine's budget
-   * where a core is free, then sleeps until a publisher wakes it. Fails as the call does (a lost
-   * member, an abort), and where the call failed at another member (whose flags went up, but not
-   * over data).
+   * Waits until `ready()` holds, for member `member` in call `id`: undefined where it holds at
+   * once (no promise, nothing allocated), else a promise that spins on the flag (polling the
+   * devices, so that messages keep moving) for the progress engine's budget where a core is free,
+   * then tracks the wait in the engine (`wait()` makes it: losses and aborts fail it) and sleeps
+   * until a publisher wakes it. A lost member is thus found at the latest when the spin ends.
+   * Fails as the call does (a lost member, an abort), and where the call failed at another member
+   * (whose flags went up, but not over data).
    */
-  async waitFor(call: SharedCall, wait: SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean): Promise<void> {
-    if (!ready()) await this.waitLonger(call, wait, id, member, groupRank, ready);
+  waitFor(call: SharedCall, wait: () => SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean): Promise<void> | undefined {
+    if (!ready()) return this.waitLonger(call, wait, id, member, groupRank, ready);
     const failedBy = this.failedBy(id);
     if (failedBy !== undefined) throw this.failure(call, id, failedBy);
+    return undefined;
   }
 
-  private async waitLonger(call: SharedCall, wait: SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean): Promise<void> {
-    wait.peer = groupRank;
-    const failure = call.engine.waitShared(wait);
-    if (failure !== undefined) throw failure;
-    try {
-      const over = () => ready() || this.failedBy(id) !== undefined;
-      if (progressEngine.spinUntil(() => over() || wait.failure !== undefined, this.maySpin()) && over()) return;
-      if (wait.failure === undefined) await this.sleep(wait, member === undefined ? ANYONE : member + 1, over);
-      // What it waited for came (or the call failed here, which the caller finds): a failure told at the same time comes to the next wait.
-      if (!over() && wait.failure !== undefined) throw wait.failure;
-    } finally {
-      call.engine.doneWaiting(wait);
+  private async waitLonger(call: SharedCall, makeWait: () => SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean): Promise<void> {
+    const over = () => ready() || this.failedBy(id) !== undefined;
+    if (!progressEngine.spinUntil(over, this.maySpin())) {
+      const wait = makeWait();
+      wait.peer = groupRank;
+      const failure = call.engine.waitShared(wait);
+      if (failure !== undefined) throw failure;
+      try {
+        if (!over() && wait.failure === undefined) await this.sleep(wait, member === undefined ? ANYONE : member + 1, over);
+        // What it waited for came (or the call failed here, which the caller finds): a failure told at the same time comes to the next wait.
+        if (!over() && wait.failure !== undefined) throw wait.failure;
+      } finally {
+        call.engine.doneWaiting(wait);
+      }
     }
+    const failedBy = this.failedBy(id);
+    if (failedBy !== undefined) throw this.failure(call, id, failedBy);
   }
 
   /** Sleeps until `ready`, its sleeping word saying `on` (whom it waits for: member + 1, or ANYONE). */
@@ -458,6 +465,28 @@ export class CollectiveSegment {
 
 /** Mappings by group, then by "the level's group ranks / this member's group rank". */
 const mappings = new WeakMap<object, Map<string, CollectiveSegment>>();
+/** The same for calls over the whole group (no level), by this member's group rank: found without making a key. */
+const wholeGroupMappings = new WeakMap<object, Map<number, CollectiveSegment>>();
+
+/**
+ * This member's mapping of `context`'s segment where it has one for a call over the whole group
+ * that every member has mapped (else segmentOf, which may have to tell members its name).
+ */
+export function heldSegment(context: CollectiveContext): CollectiveSegment | undefined {
+  const held = context.wholeGroup ? wholeGroupMappings.get(context.group)?.get(context.rank) : undefined;
+  return held?.confirmed === true ? held : undefined;
+}
+
+function remember(context: CollectiveContext, byGroup: Map<string, CollectiveSegment>, key: string, segment: CollectiveSegment): void {
+  byGroup.set(key, segment);
+  if (!context.wholeGroup) return;
+  let byRank = wholeGroupMappings.get(context.group);
+  if (byRank === undefined) {
+    byRank = new Map();
+    wholeGroupMappings.set(context.group, byRank);
+  }
+  byRank.set(context.rank, segment);
+}
 
 /**
  * This member's mapping of `context`'s segment, made (by rank 0, which tells the others its name by
@@ -480,7 +509,7 @@ export async function segmentOf(context: CollectiveContext): Promise<CollectiveS
   }
   if (context.size === 1) {
     const alone = CollectiveSegment.alone();
-    byGroup.set(key, alone);
+    remember(context, byGroup, key, alone);
     return alone;
   }
   const hosts = new Set(ranks.map((rank) => context.group.hosts[rank]));
@@ -495,7 +524,7 @@ export async function segmentOf(context: CollectiveContext): Promise<CollectiveS
     const name = await context.receive<string>(0);
     segment = CollectiveSegment.map(native, name, context.size, context.rank);
   }
-  byGroup.set(key, segment);
+  remember(context, byGroup, key, segment);
   return segment;
 }
 

@@ -8,6 +8,7 @@
 import type { ByteCopy } from '../../../transport/stream.js';
 import { ringCopy } from '../../../transport/shm/copy.js';
 import { shmNative } from '../../../transport/shm/native.js';
+import { freshBytes } from '../../../transport/body-memory.js';
 import { EncodedValue } from '../../engine/messages.js';
 import { viewBytes } from '../../base/typed-arrays.js';
 import { CCJError } from '../../base/errors.js';
@@ -179,7 +180,8 @@ export class InStream {
         const length = view.getFloat64(lengthAt, true);
         lengthAt += 8;
         if (this.wants(part)) {
-          const bytes = new Uint8Array(length);
+          // Receive memory that earlier values gave back (no fresh pages to fault in).
+          const bytes = freshBytes(length);
           bodies.push(bytes);
           this.wanted.push({ start, bytes });
         }
