@@ -25,7 +25,7 @@ import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup, DeviceName, MessageCount, MessageCounts } from '../src/index.js';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import { algorithmName } from '../src/collectives/selection.js';
-import type { Layout } from '../src/collectives/algorithm.js';
+import type { CollectiveName, Layout } from '../src/collectives/algorithm.js';
 import { parseHostList } from '../src/cli/hosts.js';
 import { estimatedBytes } from '../src/collectives/message-size.js';
 import { Reductions } from '../reduction/index.js';
@@ -436,6 +436,11 @@ function listFlag(flags: Map<string, string>, name: string): string[] | undefine
   return flags.get(name)?.split(',').map((item) => item.trim()).filter((item) => item !== '');
 }
 
+/** Whether `algorithm` of `primitive` runs through a collective segment (shared memory of one host). */
+function throughSegment(primitive: string, algorithm: string): boolean {
+  return (COLLECTIVES as string[]).includes(primitive) && ALGORITHMS[primitive as CollectiveName][algorithm]?.sharedMemory === true;
+}
+
 /** The plan that flags describe: the quick or full preset, narrowed and overridden by the flags. */
 export function planFrom(flags: Map<string, string>, payloads: readonly PayloadKind[]): SuitePlan {
   const preset = flags.has('quick') ? PRESETS.quick : PRESETS.full;
@@ -464,6 +469,8 @@ export function planFrom(flags: Map<string, string>, payloads: readonly PayloadK
   const transport = flags.get('transport') ?? 'tcp';
   if (!(BENCH_TRANSPORTS as readonly string[]).includes(transport)) throw new UsageError(`--transport must be one of ${BENCH_TRANSPORTS.join(', ')}, got '${transport}'`);
   const hosts = hostsPlanFrom(flags);
+  // A collective segment serves the members of one host: not measured over several.
+  if (hosts !== undefined) primitives = primitives.map((plan) => ({ ...plan, algorithms: plan.algorithms.filter((name) => !throughSegment(plan.primitive, name)) })).filter((plan) => plan.algorithms.length > 0);
   if (hosts !== undefined && flags.has('members') && flags.get('members') !== String(hosts.members)) throw new UsageError(`--members: a job on --hosts ${hosts.plan.list} has all their ${hosts.members} slots`);
   return {
     ...(hosts === undefined ? {} : { hosts: hosts.plan }),

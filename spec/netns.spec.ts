@@ -15,6 +15,8 @@ import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import { COLLECTIVE_CHECKS } from './collective-checks.js';
 import { fixture, packageRoot, run, runScenarioWith } from './harness.js';
 import { checkTable, keysOnTopology } from '../src/collectives/selection.js';
+import type { SelectionRule } from '../src/collectives/selection.js';
+import { DEFAULT_TABLE } from '../src/collectives/default-table.js';
 import type { TuneLog } from '../bench/ccjtune.js';
 import { ucxMissing } from '../transport/ucx/native.js';
 import { Hosts, INTERFACE, SUBNET } from '../bench/netns.js';
@@ -96,11 +98,12 @@ describe('jobs across hosts (three network namespaces)', function () {
         expect(builtIn).to.deep.equal(['broadcast']);
         expect(written.broadcast).to.deep.equal(oneHost);
       } else {
-        // Rules over hosts first, each for groups over two hosts or more; then the file's rules for one host, kept.
-        const overHosts = tuned.broadcast.filter(keysOnTopology);
+        // Rules over hosts first, each for groups over two hosts or more; then the collective segment's rule (never tuned); then the file's rules for one host, kept.
+        const throughSegment = (rule: SelectionRule) => rule.algorithm === 'shared-memory';
+        const overHosts = tuned.broadcast.filter((rule) => keysOnTopology(rule) && !throughSegment(rule));
         expect(overHosts).to.not.be.empty;
         for (const rule of overHosts) expect(rule.minHosts).to.equal(2);
-        expect(tuned.broadcast).to.deep.equal([...overHosts, ...oneHost]);
+        expect(tuned.broadcast).to.deep.equal([...overHosts, ...(DEFAULT_TABLE.broadcast ?? []).filter(throughSegment), ...oneHost]);
         expect(written.broadcast).to.deep.equal(tuned.broadcast);
       }
     } finally {

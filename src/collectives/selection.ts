@@ -122,11 +122,15 @@ export class Selector implements AlgorithmChooser {
 
   select<C extends CollectiveName>(collective: C, call: CallShape): Selection<C> {
     // Table names were checked when the table was loaded; only a requested name can be unknown.
-    const chosen = call.requested ?? this.forced[collective];
+    const asked = call.requested ?? this.forced[collective];
+    // A collective segment serves one host: asked for over several, the table chooses instead (every member sees the same layout).
+    const across = asked !== undefined && (call.layout?.hosts ?? 1) > 1 && findAlgorithm(collective, asked)?.sharedMemory === true;
+    const chosen = across ? undefined : asked;
     const table = chosen === undefined ? this.fromTable(collective, call, () => true) : undefined;
     const name = chosen ?? (table as TableChoice).name;
+    const refused = across ? `${asked} refused: the members are on ${call.layout?.hosts} hosts, and a collective segment serves one` : table?.refused;
     const algorithm = algorithmOf(collective, name, call.requested !== undefined ? `${collective} option 'algorithm'` : 'CCJS_ALGORITHMS');
-    if (call.commutative || algorithm.keepsRankOrder) return { name, algorithm, refused: table?.refused };
+    if (call.commutative || algorithm.keepsRankOrder) return { name, algorithm, refused };
     // Operands must combine in rank order: fall back to the table's first algorithm that does.
     const fits = (candidate: string) => {
       const fallback = algorithmOf(collective, candidate, 'table');
