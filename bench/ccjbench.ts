@@ -437,7 +437,7 @@ function listFlag(flags: Map<string, string>, name: string): string[] | undefine
 }
 
 /** Whether `algorithm` of `primitive` runs through a collective segment (shared memory of one host). */
-function throughSegment(primitive: string, algorithm: string): boolean {
+export function runsThroughSegment(primitive: string, algorithm: string): boolean {
   return (COLLECTIVES as string[]).includes(primitive) && ALGORITHMS[primitive as CollectiveName][algorithm]?.sharedMemory === true;
 }
 
@@ -470,7 +470,7 @@ export function planFrom(flags: Map<string, string>, payloads: readonly PayloadK
   if (!(BENCH_TRANSPORTS as readonly string[]).includes(transport)) throw new UsageError(`--transport must be one of ${BENCH_TRANSPORTS.join(', ')}, got '${transport}'`);
   const hosts = hostsPlanFrom(flags);
   // A collective segment serves the members of one host: not measured over several.
-  if (hosts !== undefined) primitives = primitives.map((plan) => ({ ...plan, algorithms: plan.algorithms.filter((name) => !throughSegment(plan.primitive, name)) })).filter((plan) => plan.algorithms.length > 0);
+  if (hosts !== undefined) primitives = primitives.map((plan) => ({ ...plan, algorithms: plan.algorithms.filter((name) => !runsThroughSegment(plan.primitive, name)) })).filter((plan) => plan.algorithms.length > 0);
   if (hosts !== undefined && flags.has('members') && flags.get('members') !== String(hosts.members)) throw new UsageError(`--members: a job on --hosts ${hosts.plan.list} has all their ${hosts.members} slots`);
   return {
     ...(hosts === undefined ? {} : { hosts: hosts.plan }),

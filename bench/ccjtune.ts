@@ -27,7 +27,7 @@ import type { CollectiveName } from '../src/collectives/algorithm.js';
 import { DEFAULT_TABLE } from '../src/collectives/default-table.js';
 import { Selector, checkTable, keysOnTopology } from '../src/collectives/selection.js';
 import type { SelectionRule, SelectionTable } from '../src/collectives/selection.js';
-import { SUITE_FLAGS, UsageError, isEntryPoint, planFrom, readFlags, runSuite, withUsage } from './ccjbench.js';
+import { SUITE_FLAGS, UsageError, isEntryPoint, planFrom, readFlags, runSuite, runsThroughSegment, withUsage } from './ccjbench.js';
 import type { Measurement, PrimitivePlan, SuitePlan } from './ccjbench.js';
 import { formatBytes } from './units.js';
 import { significant, stats } from './statistics.js';
@@ -337,7 +337,7 @@ const inScope = (scope: Scope, rule: SelectionRule) => keysOnTopology(rule) === 
  * Whether `rule` runs `collective` through a collective segment: such rules are not tuned (they
  * apply wherever the members share memory, and the tuned rules for one host where they do not).
  */
-const throughSegment = (collective: CollectiveName, rule: SelectionRule) => ALGORITHMS[collective][rule.algorithm]?.sharedMemory === true;
+const throughSegment = (collective: CollectiveName, rule: SelectionRule) => runsThroughSegment(collective, rule.algorithm);
 
 /** The built-in table's rules of one scope (but those through a collective segment). */
 const builtInRules = (collective: CollectiveName, scope: Scope) => (DEFAULT_TABLE[collective] ?? []).filter((rule) => !throughSegment(collective, rule) && inScope(scope, rule));

@@ -85,8 +85,7 @@ export class CollectiveContext {
   choose<C extends CollectiveName>(collective: C): Selection<C> {
     const { selector } = this.endpoint;
     const { bytes, commutative, layout } = this.shape;
-    const ranks = Array.from({ length: this.size }, (_, rank) => this.groupRankOf(rank));
-    const sharedMemory = layout.hosts === 1 ? sharesMemory(this.group, ranks, this.endpoint.engine) : `the members are on ${layout.hosts} hosts`;
+    const sharedMemory = sharesMemory(this.group, this.groupRanks, this.endpoint.engine);
     const selection = selector.selectLevel(collective, { bytes, members: this.size, commutative, requested: undefined, layout, sharedMemory });
     const refused = selection.refused === undefined ? '' : `; ${selection.refused}`;
     selector.trace?.(`ccjs trace: group '${this.group.name}' rank ${this.groupRank}: ${this.operation} hierarchical, ${this.levelName} level: ${collective} ${selection.name}, ${this.size} members${refused}`);

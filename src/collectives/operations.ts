@@ -17,18 +17,6 @@ import { estimatedBytes } from './message-size.js';
 import { topologyOf } from './hierarchy.js';
 import { sharesMemory } from './segment/sharing.js';
 
-const rankLists = new Map<number, readonly number[]>();
-
-/** 0..members-1, made once per group size. */
-function allRanks(members: number): readonly number[] {
-  let ranks = rankLists.get(members);
-  if (ranks === undefined) {
-    ranks = Array.from({ length: members }, (_, rank) => rank);
-    rankLists.set(members, ranks);
-  }
-  return ranks;
-}
-
 /** Per-call choices of collective `C`: `{ algorithm: 'mst' }` runs that algorithm whatever the tables say. */
 export interface CollectiveOptions<C extends CollectiveName = CollectiveName> {
   /**
@@ -84,7 +72,7 @@ async function perform<G extends CollectiveGroup, C extends CollectiveName, T, R
   const members = group.size();
   const commutative = shape.op?.commutative !== false;
   const { layout } = topologyOf(group);
-  const sharedMemory = layout.hosts === 1 ? sharesMemory(group, allRanks(members), engine) : `the members are on ${layout.hosts} hosts`;
+  const sharedMemory = sharesMemory(group, undefined, engine);
   const learns = root >= 0 && rank !== root && LEARNS_FROM_ROOT.has(collective) && selector.dependsOnSize(collective, members, layout, requested, sharedMemory);
   let selection = learns ? undefined : selector.select(collective, { bytes: shape.bytes, members, commutative, requested, layout, sharedMemory });
   const tag = member.nextCollectiveTag(group);

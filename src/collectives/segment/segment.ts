@@ -354,7 +354,7 @@ export class CollectiveSegment {
       const line = this.line(member);
       local = threadWaker.isThisThread(Atomics.load(this.words, line + LINE.pid), Atomics.load(this.words, line + LINE.token));
       // Known once the member has mapped the segment (it writes its address first).
-      if (Atomics.load(this.words, line + LINE.pid) !== 0) this.local[member] = local;
+      if (this.hasMapped(member)) this.local[member] = local;
     }
     return local;
   }
@@ -392,7 +392,7 @@ export class CollectiveSegment {
   private maySpin(): boolean {
     if (this.alone === undefined) {
       // Known once every member has mapped the segment (each writes its address first).
-      for (let member = 0; member < this.members; member += 1) if (Atomics.load(this.words, this.line(member) + LINE.pid) === 0) return false;
+      for (let member = 0; member < this.members; member += 1) if (!this.hasMapped(member)) return false;
       let alone = true;
       for (let member = 0; member < this.members; member += 1) if (member !== this.index && this.isLocal(member)) alone = false;
       this.alone = alone;

@@ -17,25 +17,26 @@ export function segmentRefusal(): string | undefined {
   return typeof native === 'string' ? `the shared-memory addon is not available (${native})` : undefined;
 }
 
-/** Whether members share memory, by group, then by the members' group ranks. */
+/** Whether members share memory, by group, then by the members' group ranks ("all": the whole group). */
 const sharing = new WeakMap<object, Map<string, true | string>>();
 
 /**
- * true where the members of `group` at `ranks` can share a collective segment, else why not: they
- * must be on one host, the shm addon built, and `engine` must reach each of them in-process or
- * over shared memory (a pair over TCP on one host may not share /dev/shm). Every member of a job
- * configured alike comes to the same answer.
+ * true where the members of `group` at `ranks` (absent: all of them) can share a collective
+ * segment, else why not: they must be on one host, the shm addon built, and `engine` must reach
+ * each of them in-process or over shared memory (a pair over TCP on one host may not share
+ * /dev/shm). Every member of a job configured alike comes to the same answer. Asked on every
+ * call, so the whole group's answer is found without making a key.
  */
-export function sharesMemory(group: Placed, ranks: readonly number[], engine: Engine): true | string {
+export function sharesMemory(group: Placed, ranks: readonly number[] | undefined, engine: Engine): true | string {
   let byGroup = sharing.get(group);
   if (byGroup === undefined) {
     byGroup = new Map();
     sharing.set(group, byGroup);
   }
-  const key = ranks.join(',');
+  const key = ranks === undefined ? 'all' : ranks.join(',');
   let answer = byGroup.get(key);
   if (answer === undefined) {
-    answer = sharingOf(group, ranks, engine);
+    answer = sharingOf(group, ranks ?? Array.from(group.hosts, (_, rank) => rank), engine);
     byGroup.set(key, answer);
   }
   return answer;

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import { threadId } from 'node:worker_threads';
-import { AWAKE } from '../../../transport/shm/doorbells.js';
+import { AWAKE, PeerBell } from '../../../transport/shm/doorbells.js';
 import { bellPath } from '../../../transport/shm/segments.js';
 import type { Doorbell, ShmNative } from '../../../transport/shm/native.js';
 import { progressEngine } from '../../engine/progress.js';
@@ -43,8 +43,8 @@ class ThreadWaker {
   private path: string | undefined;
   private address: WakeAddress | undefined;
   private readonly sleepers = new Set<Sleeper>();
-  /** Other threads' doorbells, opened once, by path. */
-  private readonly peers = new Map<string, number>();
+  /** Other threads' doorbells, opened once, by path (undefined: its thread is gone). */
+  private readonly peers = new Map<string, PeerBell | undefined>();
   private native: ShmNative | undefined;
   private readonly removeAtExit = () => this.close();
 
@@ -93,23 +93,23 @@ class ThreadWaker {
   /** Rings the doorbell of the thread at `address`. */
   ring(address: WakeAddress): void {
     const path = bellPath(wakeBellName(address));
-    let fd = this.peers.get(path);
-    if (fd === undefined) {
+    let bell = this.peers.get(path);
+    if (!this.peers.has(path)) {
       try {
-        fd = (this.native as ShmNative).openBell(path);
+        bell = new PeerBell(this.native as ShmNative, path);
       } catch {
         // Its thread is gone: its losses fail the calls that waited for it.
-        fd = -1;
+        bell = undefined;
       }
-      this.peers.set(path, fd);
+      this.peers.set(path, bell);
     }
-    if (fd >= 0) (this.native as ShmNative).ringBell(fd);
+    bell?.ring();
   }
 
   private close(): void {
     this.doorbell?.close();
     if (this.path !== undefined) fs.rmSync(this.path, { force: true });
-    for (const fd of this.peers.values()) if (fd >= 0) this.native?.closeBell(fd);
+    for (const bell of this.peers.values()) bell?.close();
   }
 }
 
