@@ -473,8 +473,10 @@ export async function main(args: readonly string[]): Promise<void> {
     const flags = readFlags(args, { values: [...SUITE_FLAGS.values, 'out', 'log'], switches: SUITE_FLAGS.switches });
     const suite = planFrom(flags, ['typed']);
     const scope: Scope = suite.hosts === undefined ? 'one host' : 'hosts';
-    // Jobs on one host: a hierarchical algorithm would be only its intra-host level there.
-    const measurable = (primitive: PrimitivePlan) => (scope === 'hosts' ? primitive : { ...primitive, algorithms: primitive.algorithms.filter((algorithm) => !isHierarchical(primitive.primitive, algorithm)) });
+    // Jobs on one host: a hierarchical algorithm would be only its intra-host level there. Nor is a
+    // collective segment measured: its rule is never tuned, and a region it won would lose its rule.
+    const tunable = (primitive: string, algorithm: string) => !runsThroughSegment(primitive, algorithm) && (scope === 'hosts' || !isHierarchical(primitive, algorithm));
+    const measurable = (primitive: PrimitivePlan) => ({ ...primitive, algorithms: primitive.algorithms.filter((algorithm) => tunable(primitive.primitive, algorithm)) });
     const plan = { ...suite, primitives: suite.primitives.filter((primitive) => primitive.primitive !== 'pingpong').map(measurable) };
     if (plan.primitives.length === 0) throw new UsageError('ccjtune chooses collective algorithms: give it at least one collective');
     const file = path.resolve(flags.get('out') ?? 'ccjs.config.json');
