@@ -420,12 +420,15 @@ export class CollectiveSegment {
     const over = () => ready() || this.failedBy(id) !== undefined;
     if (!progressEngine.spinUntil(over, this.maySpin())) {
       const wait = makeWait();
+      // The call's waits share one record: a failure told to an earlier wait (whose data came too) was for its peer; waitShared finds what still holds.
       wait.peer = groupRank;
+      wait.failure = undefined;
       const failure = call.engine.waitShared(wait);
-      if (failure !== undefined) throw failure;
+      // A member that finished normally wrote all it ever will before its goodbye came: what it wrote may be all this wait needed.
+      if (failure !== undefined && !over()) throw failure;
       try {
         if (!over() && wait.failure === undefined) await this.sleep(wait, member === undefined ? ANYONE : member + 1, over);
-        // What it waited for came (or the call failed here, which the caller finds): a failure told at the same time comes to the next wait.
+        // What it waited for came (or the call failed here, which the caller finds): a failure told at the same time is found again by the next wait.
         if (!over() && wait.failure !== undefined) throw wait.failure;
       } finally {
         call.engine.doneWaiting(wait);
