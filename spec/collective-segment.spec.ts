@@ -37,7 +37,7 @@ describe('collectives through a collective segment', function () {
       });
     }
 
-    it('moves values of several MiB (pipelined through the chunks) and empty ones through every collective', async function () {
+    it('moves values of several MiB (read straight from the writer\'s memory) and empty ones through every collective', async function () {
       for (const size of [2, 5]) await runGroup(masters(), [size], `segment-large-${counter++}`, (member, group, rank) => largeAndEmpty(member, group, rank, 3 * 131072));
     });
 
@@ -120,7 +120,7 @@ describe('collectives through a collective segment', function () {
     { processes: 2, threads: 2 },
   ]) {
     describe(`in a job of ${processes} process(es) × ${threads} thread(s) over shared memory`, function () {
-      const job = (args: object) => runScenario(processes, threads, 'collectiveSegment', args, { CCJS_TRANSPORT: 'shm' }, 300_000);
+      const job = (args: object, env: Record<string, string> = {}) => runScenario(processes, threads, 'collectiveSegment', args, { CCJS_TRANSPORT: 'shm', ...env }, 300_000);
 
       it(`runs every collective on 1..${MEMBERS} members spread over the endpoints`, async function () {
         this.timeout(320_000);
@@ -129,10 +129,17 @@ describe('collectives through a collective segment', function () {
         expect(results[0]).to.deep.equal(sizes.map((size) => `every collective on ${size}`));
       });
 
-      it('moves values of several MiB and empty ones', async function () {
+      it('moves values of several MiB and empty ones, read straight from the writer\'s memory', async function () {
         this.timeout(200_000);
         const { results } = await job({ sizes: [], largeSizes: [processes * threads, 9], elements: 3 * 131072 });
-        expect(results[0]).to.deep.equal([`large and empty on ${processes * threads}`, 'large and empty on 9']);
+        expect(results[0]).to.deep.equal([`large and empty on ${processes * threads}, read by address`, 'large and empty on 9, read by address']);
+      });
+
+      it('moves them through the chunks between processes where single copy is off (CCJS_SHM_SINGLE_COPY=0)', async function () {
+        this.timeout(200_000);
+        const { results } = await job({ sizes: [], largeSizes: [processes * threads], elements: 3 * 131072 }, { CCJS_SHM_SINGLE_COPY: '0' });
+        // A writer goes by address only where every member reads its memory (here, a member of another process does not).
+        expect(results[0]).to.deep.equal([`large and empty on ${processes * threads}, read through chunks`]);
       });
 
       it('sends no message for calls with the built-in selection, but the setup (one message to each member from the lowest rank)', async function () {

@@ -10,6 +10,7 @@ import { COLLECTIVES } from '../../src/collectives/algorithms.js';
 import { Reductions } from '../../reduction/index.js';
 import { DividableArray } from '../../dividable/index.js';
 import { PAYLOADS, exercise, type PayloadKind } from '../exercise.js';
+import { longStreamsRead } from '../../src/collectives/segment/transfer.js';
 import { runHere, spread } from './members.js';
 
 let counter = 0;
@@ -60,8 +61,11 @@ export async function collectiveSegment(master: ColGroupMaster, args: Record<str
     done.push(`every collective on ${size}`);
   }
   for (const size of (args['largeSizes'] as number[] | undefined) ?? []) {
+    const before = { ...longStreamsRead };
     await runHere(master, spread(size, master.size), `segment-large-${counter++}`, (member, group, rank) => largeAndEmpty(member, group, rank, Number(args['elements'])));
-    done.push(`large and empty on ${size}`);
+    // This endpoint's members read long streams: how they came.
+    const ways = [longStreamsRead.byAddress > before.byAddress ? 'by address' : undefined, longStreamsRead.throughChunks > before.throughChunks ? 'through chunks' : undefined];
+    done.push(`large and empty on ${size}, read ${ways.filter((way) => way !== undefined).join(' and ')}`);
   }
   return done;
 }

@@ -153,6 +153,33 @@ export class SegmentCall {
     return segment.chunkOffset(this.rank, id, round);
   }
 
+  /** Waits until every other member is done reading round `round` of this call (its bodies, read by address, may then change). */
+  async readByAll(round: number): Promise<void> {
+    const { segment, id } = this;
+    const at = inCall(round, LAST_STEP);
+    for (let member = 0; member < this.size; member += 1) {
+      if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, id, at));
+    }
+  }
+
+  /**
+   * Whether every other member can read this one's memory: a member of this process, or one whose
+   * shared-memory link from here lends (its process checked it may read ours, and single copy is on).
+   */
+  othersReadHere(): boolean {
+    const { segment, context } = this;
+    if (segment.othersReadHere === undefined) {
+      let all = true;
+      for (let member = 0; member < this.size; member += 1) {
+        if (member === this.rank || segment.pidOf(member) === process.pid) continue;
+        const endpoint = context.group.route.endpoints[context.groupRankOf(member)] as number;
+        if (this.call.engine.deviceOf(endpoint)?.lendsTo?.(endpoint) !== true) all = false;
+      }
+      segment.othersReadHere = all;
+    }
+    return segment.othersReadHere;
+  }
+
   publish(round: number, step: number): void {
     this.segment.publish(this.id, inCall(round, step));
   }

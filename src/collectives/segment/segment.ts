@@ -13,7 +13,8 @@
  *   header:  Int32 0 magic  1 members  2 mapped count
  *   lines:   LINE_BYTES per member (LINE), then per member two failure notices of NOTICE_BYTES
  *   data:    per member two chunks of CHUNK_BYTES: a 64-byte header (Float64 0: the length of the
- *            stream being written), then the chunk's bytes
+ *            stream being written; 1: 1 where the chunk holds the stream by address, see
+ *            transfer.ts), then the chunk's bytes
  *
  * A call through the segment is named by its call id: its operation tag (the group's collective
  * counter, the same at every member) times four, plus how many calls through the segment the same
@@ -105,6 +106,8 @@ export class CollectiveSegment {
   private readonly addresses: (WakeAddress | undefined)[] = [];
   /** No other member lives in this thread: waiting may spin (another one here could not move while it does). */
   private alone: boolean | undefined;
+  /** Whether every other member can read this one's memory (set once all have mapped it, see SegmentCall.othersReadHere). */
+  othersReadHere: boolean | undefined;
   /** This member's last two calls through it, the latest first (call ids; 0: none). */
   readonly calls = [0, 0];
   /** The operation tag of the latest call, and how many calls that operation made through it. */
@@ -196,8 +199,20 @@ export class CollectiveSegment {
     return this.lengths[(offset - CHUNK_HEADER) / 8] as number;
   }
 
-  setStreamLength(offset: number, length: number): void {
-    this.lengths[(offset - CHUNK_HEADER) / 8] = length;
+  /** Whether the stream whose chunk lies at `offset` is there by address (read from its writer's memory). */
+  byAddress(offset: number): boolean {
+    return this.lengths[(offset - CHUNK_HEADER) / 8 + 1] === 1;
+  }
+
+  setStream(offset: number, length: number, byAddress: boolean): void {
+    const at = (offset - CHUNK_HEADER) / 8;
+    this.lengths[at] = length;
+    this.lengths[at + 1] = byAddress ? 1 : 0;
+  }
+
+  /** The process of `member` (once it has mapped the segment). */
+  pidOf(member: number): number {
+    return this.addressOf(member).pid;
   }
 
   /** Whether `member` has mapped it (it writes its address on mapping). */

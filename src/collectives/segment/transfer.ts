@@ -3,11 +3,16 @@
  * (a table of parts, then their bodies: a typed array's raw bytes, anything else as the
  * serializer encoded it), into its slot's chunks, a chunk per round; its readers copy out the
  * parts they want, round by round, and decode them. A stream longer than a chunk is pipelined:
- * the writer fills its other chunk while the readers copy the first.
+ * the writer fills its other chunk while the readers copy the first, unless every reader can read
+ * the writer's memory (a thread of its process, or a process its shared-memory link lends to): then
+ * the chunk holds the table and where each body lies in the writer's process, each reader copies
+ * the bodies it wants straight from there (process_vm_readv; one copy, not two, and no rounds),
+ * and the writer keeps them until every member has read (Open MPI's single-copy protocols).
  */
 import type { ByteCopy } from '../../../transport/stream.js';
 import { ringCopy } from '../../../transport/shm/copy.js';
 import { shmNative } from '../../../transport/shm/native.js';
+import type { ShmNative } from '../../../transport/shm/native.js';
 import { freshBytes } from '../../../transport/body-memory.js';
 import { EncodedValue } from '../../engine/messages.js';
 import { viewBytes } from '../../base/typed-arrays.js';
@@ -33,8 +38,18 @@ function roundsOf(length: number): number {
   return Math.max(1, Math.ceil(length / CHUNK_CAPACITY));
 }
 
+/** Streams longer than a chunk that this thread read, by the way they came (which path large values took: for tests and benchmarks). */
+export const longStreamsRead = { byAddress: 0, throughChunks: 0 };
+
+/** The addon, for reading bodies by address (present wherever a segment of several members is). */
+function native(): ShmNative {
+  return shmNative() as ShmNative;
+}
+
 /** Encoded values as one stream of bytes: the table (u32 parts; per part u32 format, u32 bodies; per body f64 length), then the bodies. */
 export class OutStream {
+  private readonly table: Uint8Array;
+  private readonly bodies: Uint8Array[] = [];
   private readonly pieces: Uint8Array[] = [];
   private readonly starts: number[] = [];
   readonly length: number;
@@ -59,14 +74,28 @@ export class OutStream {
         payload.push(viewBytes(body));
       }
     }
+    this.table = new Uint8Array(table.buffer);
+    this.bodies = payload;
     let length = 0;
-    for (const piece of [new Uint8Array(table.buffer), ...payload]) {
+    for (const piece of [this.table, ...payload]) {
       this.pieces.push(piece);
       this.starts.push(length);
       length += piece.byteLength;
     }
     this.length = length;
     if (roundsOf(length) > MAX_ROUNDS) throw new CCJError(`a value of ${length} bytes is too large for a collective segment (at most ${MAX_ROUNDS * CHUNK_CAPACITY})`);
+  }
+
+  /** The bytes of the stream by address (its table, then each body's address here as f64), if they fit in one chunk. */
+  byAddress(): Uint8Array | undefined {
+    const bytes = this.table.byteLength + this.bodies.length * 8;
+    if (bytes > CHUNK_CAPACITY) return undefined;
+    const stream = new Uint8Array(bytes);
+    stream.set(this.table);
+    const addresses = new DataView(stream.buffer, this.table.byteLength);
+    const { addressOf } = native();
+    this.bodies.forEach((body, index) => addresses.setFloat64(index * 8, body.byteLength === 0 ? 0 : addressOf(body), true));
+    return stream;
   }
 
   /** Copies the stream's bytes [from, from + bytes) into `target` at `offset`. */
@@ -88,9 +117,10 @@ export class OutStream {
   }
 }
 
-/** A body a reader wants: where it lies in the stream, and the memory it is copied into. */
+/** A body a reader wants: where it lies in the stream (and which body of it it is), and the memory it is copied into. */
 interface Wanted {
   readonly start: number;
+  readonly index: number;
   readonly bytes: Uint8Array;
 }
 
@@ -98,6 +128,8 @@ interface Wanted {
 export class InStream {
   /** The stream's length, once its first chunk was read. */
   length: number | undefined;
+  /** The writer's process, where its first chunk said the bodies are read by address there. */
+  readFrom: number | undefined;
   private head = new Uint8Array(64);
   private headLength = 0;
   private tableLength: number | undefined;
@@ -118,12 +150,25 @@ export class InStream {
       used = this.readTable(chunk);
       if (this.tableLength === undefined) return;
     }
+    if (this.readFrom !== undefined) {
+      this.readByAddress(this.readFrom, chunk.subarray(used));
+      return;
+    }
     const start = from + used;
     const end = from + chunk.byteLength;
     for (const body of this.wanted) {
       const first = Math.max(start, body.start);
       const last = Math.min(end, body.start + body.bytes.byteLength);
       if (first < last) segmentCopy(body.bytes, first - body.start, chunk.subarray(first - from, last - from));
+    }
+  }
+
+  /** Copies the wanted bodies from process `pid` at the addresses that follow the table. */
+  private readByAddress(pid: number, addresses: Uint8Array): void {
+    const view = new DataView(addresses.buffer, addresses.byteOffset, addresses.byteLength);
+    const { readChunk } = native();
+    for (const body of this.wanted) {
+      if (body.bytes.byteLength > 0) readChunk(pid, view.getFloat64(body.index * 8, true), body.bytes, 0, body.bytes.byteLength);
     }
   }
 
@@ -170,6 +215,7 @@ export class InStream {
     const parts = view.getUint32(0, true);
     let lengthAt = 4 + parts * 8;
     let start = this.tableBytes() as number;
+    let index = 0;
     this.tableLength = start;
     for (let part = 0; part < parts; part += 1) {
       const format = view.getUint32(4 + part * 8, true);
@@ -183,8 +229,9 @@ export class InStream {
           // Receive memory that earlier values gave back (no fresh pages to fault in).
           const bytes = freshBytes(length);
           bodies.push(bytes);
-          this.wanted.push({ start, bytes });
+          this.wanted.push({ start, index, bytes });
         }
+        index += 1;
         start += length;
         size += length;
       }
@@ -196,14 +243,17 @@ export class InStream {
 /**
  * One exchange of a call: this member writes `out` (if any) and reads the streams of `sources`
  * (into `streams`, by rank), round by round from the call's next round, until every stream is
- * whole; returns with the call's round past the exchange. A member that reads nothing says at
- * once that it reads nothing more in the call (it must not, later in the call). Every
- * member of an exchange that a later exchange follows must know how many rounds it takes.
+ * whole; returns with the call's round past the exchange (and, where its stream went by address,
+ * once every member has read it). A member that reads nothing says at once that it reads nothing
+ * more in the call (it must not, later in the call). Every member of an exchange that a later
+ * exchange follows must know how many rounds it takes.
  */
 export async function exchange(call: SegmentCall, out: OutStream | undefined, sources: readonly number[], streams: readonly (InStream | undefined)[]): Promise<void> {
   const { segment } = call;
   const base = call.round;
-  const ownRounds = out === undefined ? 0 : roundsOf(out.length);
+  // Longer than a chunk: by address where every member can read this one's memory.
+  const byAddress = out !== undefined && out.length > CHUNK_CAPACITY && call.size > 1 && call.othersReadHere() ? out.byAddress() : undefined;
+  const ownRounds = out === undefined ? 0 : byAddress !== undefined ? 1 : roundsOf(out.length);
   if (sources.length === 0) call.readsNoMore();
   for (let round = 0; ; round += 1) {
     const reading = sources.filter((source) => {
@@ -212,21 +262,36 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
     });
     if (round >= ownRounds && reading.length === 0) {
       call.round = base + round;
+      // Its bodies stay as they are until every member has read them.
+      if (byAddress !== undefined) await call.readByAll(base);
       return;
     }
-    if (out !== undefined && round < ownRounds) {
+    if (byAddress !== undefined && round === 0) {
+      const offset = await call.claim(base);
+      segmentCopy(segment.bytes, offset, byAddress);
+      segment.setStream(offset, byAddress.byteLength, true);
+      call.publish(base, 1);
+    } else if (out !== undefined && round < ownRounds) {
       const offset = await call.claim(base + round);
       const from = round * CHUNK_CAPACITY;
       const bytes = Math.min(CHUNK_CAPACITY, out.length - from);
       out.copyTo(segment.bytes, offset, from, bytes);
-      segment.setStreamLength(offset, out.length);
+      segment.setStream(offset, out.length, false);
       call.publish(base + round, 1);
     }
     for (const source of reading) {
       await call.published(source, base + round, 1);
       const offset = segment.chunkOffset(source, call.id, base + round);
       const stream = streams[source] as InStream;
-      stream.length ??= segment.streamLength(offset);
+      if (stream.length === undefined) {
+        stream.length = segment.streamLength(offset);
+        if (segment.byAddress(offset)) {
+          stream.readFrom = segment.pidOf(source);
+          longStreamsRead.byAddress += 1;
+        } else if (stream.length > CHUNK_CAPACITY) {
+          longStreamsRead.throughChunks += 1;
+        }
+      }
       const from = round * CHUNK_CAPACITY;
       const bytes = Math.min(CHUNK_CAPACITY, stream.length - from);
       stream.take(segment.bytes.subarray(offset, offset + bytes), from);
