@@ -6,11 +6,15 @@
  * over vader (bench/reference/pingpong.c). Besides the time, per hop (per broadcast): the minor
  * page faults of the job's processes (a fresh 4 KiB page faults once), and the large received
  * bodies that took fresh memory rather than memory that earlier ones gave back
- * (native/receive-memory.h). Rounds alternate the measurements in fresh processes.
+ * (native/receive-memory.h), and the time V8's garbage collector paused the job's processes (a
+ * received value is fresh memory to V8 until a collection finds it unused and gives it back to the
+ * pool: the collections that large values call for). Rounds alternate the measurements in fresh
+ * processes.
  *
  *   node dist/bench/large-messages.js [--quick] [--rounds N]
  */
 import path from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember } from '../src/index.js';
 import { memoryAddon } from '../transport/body-memory.js';
@@ -50,7 +54,15 @@ interface Counters {
   fresh: number;
   /** Bodies the shared-memory device read from the peer straight into a receive's buffer (one copy, not two). */
   direct: number;
+  /** Milliseconds this process spent in garbage collection pauses. */
+  gcMs: number;
 }
+
+/** This process's garbage collection pauses so far (ms), as V8 reports them. */
+let collecting = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) collecting += entry.duration;
+}).observe({ entryTypes: ['gc'] });
 
 function counters(device: Device | undefined): Counters {
   const native = memoryAddon();
@@ -60,11 +72,12 @@ function counters(device: Device | undefined): Counters {
     faults: process.resourceUsage().minorPageFault,
     fresh: memory?.fresh ?? Number.NaN,
     direct: device instanceof ShmDevice ? device.stats.readIntoBuffers : 0,
+    gcMs: collecting,
   };
 }
 
 function counted(start: Counters, end: Counters): Counters {
-  return { faults: end.faults - start.faults, fresh: end.fresh - start.fresh, direct: end.direct - start.direct };
+  return { faults: end.faults - start.faults, fresh: end.fresh - start.fresh, direct: end.direct - start.direct, gcMs: end.gcMs - start.gcMs };
 }
 
 /**
@@ -125,6 +138,8 @@ class LargeHopper extends ColMember {
           const fresh = (ours.fresh + (this.shared ? 0 : theirs.fresh)) / hops;
           if (Number.isFinite(fresh)) this.samples[`${series} fresh`] = [fresh];
           this.samples[`${series} direct`] = [(ours.direct + theirs.direct) / hops];
+          // Both threads share one heap's collector only in part (each isolate collects its own): summed either way.
+          this.samples[`${series} gc`] = [(1000 * (ours.gcMs + theirs.gcMs)) / hops];
         } else {
           const { trips, repetitions, warmUp } = repeats;
           for (let i = 0; i < warmUp; i += 1) await roundTrip();
@@ -170,7 +185,7 @@ async function orchestrate(): Promise<void> {
   }
   progress.finish();
   const rows: Row[] = [];
-  const memory = ['| measurement | page faults per hop (pages moved per hop) | bodies in fresh memory per hop | bodies read straight into the receive\'s buffer per hop |', '|---|---:|---:|---:|'];
+  const memory = ['| measurement | page faults per hop (pages moved per hop) | bodies in fresh memory per hop | bodies read straight into the receive\'s buffer per hop | garbage collection per hop (µs, both members) |', '|---|---:|---:|---:|---:|'];
   for (const { name, bytes } of SIZES) {
     rows.push({ name: `Open MPI vader, ${name} ping-pong`, samples: `Open MPI ${name}`, unit: 'MB/s', bytes });
     for (const placement of ['processes', 'threads']) {
@@ -179,7 +194,7 @@ async function orchestrate(): Promise<void> {
         const series = `${placement} ${name} ${how}`;
         rows.push({ name: what, samples: series, unit: 'MB/s', bytes, reference: `Open MPI ${name}`, target: '≥ 0.8×' });
         const median = (key: string) => (all[key] === undefined ? 'n/a' : stats(all[key] as number[]).median.toFixed(2));
-        memory.push(`| ${what} | ${median(`${series} faults`)} (${bytes / 4096}) | ${median(`${series} fresh`)} | ${median(`${series} direct`)} |`);
+        memory.push(`| ${what} | ${median(`${series} faults`)} (${bytes / 4096}) | ${median(`${series} fresh`)} | ${median(`${series} direct`)} | ${median(`${series} gc`)} |`);
       }
     }
   }

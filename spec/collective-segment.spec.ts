@@ -160,6 +160,7 @@ describe('collectives through a collective segment', function () {
     for (const [collective, victim, root] of [
       ['allReduce', 2, 0],
       ['broadcast', 0, 0],
+      ['largeBroadcast', 0, 0],
       ['barrier', 3, 0],
     ] as const) {
       it(`fails every survivor's ${collective} with PeerLostError naming the victim (process ${victim}) within timeoutMs + 1 s`, async function () {

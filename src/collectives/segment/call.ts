@@ -153,6 +153,11 @@ export class SegmentCall {
     return segment.chunkOffset(this.rank, id, round);
   }
 
+  /** Waits for the loss of `member`, whose process is gone: the engine finds it in bounded time, and it fails the wait (never resolves). */
+  lossOf(member: number): Promise<void> | undefined {
+    return this.waitFor(member, () => false);
+  }
+
   /** Waits until every other member is done reading round `round` of this call (its bodies, read by address, may then change). */
   async readByAll(round: number): Promise<void> {
     const { segment, id } = this;

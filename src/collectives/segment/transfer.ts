@@ -9,6 +9,7 @@
  * the bodies it wants straight from there (process_vm_readv; one copy, not two, and no rounds),
  * and the writer keeps them until every member has read (Open MPI's single-copy protocols).
  */
+import fs from 'node:fs';
 import type { ByteCopy } from '../../../transport/stream.js';
 import { ringCopy } from '../../../transport/shm/copy.js';
 import { shmNative } from '../../../transport/shm/native.js';
@@ -240,6 +241,17 @@ export class InStream {
   }
 }
 
+/** Whether reading from process `pid` failed with `error` because the process is gone (or dying: killed, not yet reaped). */
+function writerGone(pid: number, error: unknown): boolean {
+  if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true;
+  try {
+    const state = /\) (\S)/.exec(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+    return state === 'Z' || state === 'X';
+  } catch {
+    return true;
+  }
+}
+
 /**
  * One exchange of a call: this member writes `out` (if any) and reads the streams of `sources`
  * (into `streams`, by rank), round by round from the call's next round, until every stream is
@@ -294,7 +306,13 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
       }
       const from = round * CHUNK_CAPACITY;
       const bytes = Math.min(CHUNK_CAPACITY, stream.length - from);
-      stream.take(segment.bytes.subarray(offset, offset + bytes), from);
+      try {
+        stream.take(segment.bytes.subarray(offset, offset + bytes), from);
+      } catch (error) {
+        // A writer keeps its bodies until every member has read them: where they cannot be read, its process is gone, and its loss fails the call.
+        if (stream.readFrom === undefined || !writerGone(stream.readFrom, error)) throw error;
+        await call.lossOf(source);
+      }
     }
     if (reading.length > 0) call.consumed(base + round);
   }
