@@ -35,7 +35,8 @@ export async function reduceInSegment(call: SegmentCall, value: TypedArray, op: 
     const first = index * perRound;
     const length = Math.min(perRound, value.length - first);
     const blocks = new PieceLayout(length, size);
-    const offset = await call.claim(round);
+    const claimed = call.claim(round);
+    const offset = typeof claimed === 'number' ? claimed : await claimed;
     segmentCopy(segment.bytes, offset, new Uint8Array(value.buffer, value.byteOffset + first * elementBytes, length * elementBytes));
     call.publish(round, 1);
     const start = blocks.start(rank);
@@ -76,7 +77,8 @@ export async function reduceSmall(call: SegmentCall, value: TypedArray, op: Redu
   const { segment, size, rank, id } = call;
   const type = Object.getPrototypeOf(value).constructor as TypedArrayType;
   const round = call.round;
-  const offset = await call.claim(round);
+  const claimed = call.claim(round);
+  const offset = typeof claimed === 'number' ? claimed : await claimed;
   segmentCopy(segment.bytes, offset, new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
   call.publish(round, 1);
   const result = reads ? allocateToFill(value, value.length) : null;

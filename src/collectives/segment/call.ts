@@ -143,14 +143,26 @@ export class SegmentCall {
     return this.waitFor(member, () => segment.published(member, id, at));
   }
 
-  /** Before writing this member's chunk of `round`: waits until every member is done with what it last wrote into that half. Returns the chunk's offset. */
-  async claim(round: number): Promise<number> {
+  /**
+   * Before writing this member's chunk of `round`: waits until every member is done with what it
+   * last wrote into that half. Returns the chunk's offset (at once where nobody is).
+   */
+  claim(round: number): number | Promise<number> {
     const { segment, id } = this;
     const previous = segment.claimHalf(id, round);
     for (let member = 0; previous !== undefined && member < this.size; member += 1) {
-      if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, previous.call, previous.at));
+      if (member !== this.rank && !segment.consumed(member, previous.call, previous.at)) return this.claimLater(member, previous, round);
     }
     return segment.chunkOffset(this.rank, id, round);
+  }
+
+  /** The rest of claim, from `from` on. */
+  private async claimLater(from: number, previous: { call: number; at: number }, round: number): Promise<number> {
+    const { segment } = this;
+    for (let member = from; member < this.size; member += 1) {
+      if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, previous.call, previous.at));
+    }
+    return segment.chunkOffset(this.rank, this.id, round);
   }
 
   /** Waits for the loss of `member`, whose process is gone: the engine finds it in bounded time, and it fails the wait (never resolves). */

@@ -39,6 +39,18 @@ function roundsOf(length: number): number {
   return Math.max(1, Math.ceil(length / CHUNK_CAPACITY));
 }
 
+const EMPTY = new Uint8Array(0);
+
+/** A stream's table's length, as far as the `length` bytes of it in `view` tell: undefined before its count of parts. */
+function tableBytes(view: DataView, length: number): number | undefined {
+  if (length < 4) return undefined;
+  const parts = view.getUint32(0, true);
+  if (length < 4 + parts * 8) return 4 + parts * 8;
+  let bodies = 0;
+  for (let part = 0; part < parts; part += 1) bodies += view.getUint32(4 + part * 8 + 4, true);
+  return 4 + parts * 8 + bodies * 8;
+}
+
 /** Streams longer than a chunk that this thread read, by the way they came (which path large values took: for tests and benchmarks). */
 export const longStreamsRead = { byAddress: 0, throughChunks: 0 };
 
@@ -131,7 +143,8 @@ export class InStream {
   length: number | undefined;
   /** The writer's process, where its first chunk said the bodies are read by address there. */
   readFrom: number | undefined;
-  private head = new Uint8Array(64);
+  /** The table's bytes so far, where it spans chunks. */
+  private head = EMPTY;
   private headLength = 0;
   private tableLength: number | undefined;
   private wanted: Wanted[] = [];
@@ -178,17 +191,26 @@ export class InStream {
     return this.values;
   }
 
-  /** Copies table bytes from the front of `chunk`; once the table is whole, lays out the bodies. Returns the bytes used. */
+  /** Reads the table from the front of `chunk` (copying what there is of it where it goes on in the next); once it is whole, lays out the bodies. Returns the bytes used. */
   private readTable(chunk: Uint8Array): number {
+    if (this.headLength === 0) {
+      // The common case: the whole table in the first chunk, read where it is.
+      const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const whole = tableBytes(view, chunk.byteLength);
+      if (whole !== undefined && whole <= chunk.byteLength) {
+        this.layOut(view, whole);
+        return whole;
+      }
+    }
     let used = 0;
     for (;;) {
-      const needed = this.tableBytes();
+      const needed = tableBytes(new DataView(this.head.buffer, 0, this.headLength), this.headLength);
       if (needed !== undefined && this.headLength >= needed) break;
       const want = (needed ?? (this.headLength < 4 ? 4 : this.headLength + 8)) - this.headLength;
       const take = Math.min(want, chunk.byteLength - used);
       if (take <= 0) return used;
       if (this.head.byteLength < this.headLength + take) {
-        const larger = new Uint8Array(Math.max(this.head.byteLength * 2, this.headLength + take));
+        const larger = new Uint8Array(Math.max(this.head.byteLength * 2, this.headLength + take, 64));
         larger.set(this.head.subarray(0, this.headLength));
         this.head = larger;
       }
@@ -196,26 +218,15 @@ export class InStream {
       this.headLength += take;
       used += take;
     }
-    this.layOut();
+    this.layOut(new DataView(this.head.buffer, 0, this.headLength), this.headLength);
     return used;
   }
 
-  /** The table's length, once enough of it is here to tell. */
-  private tableBytes(): number | undefined {
-    if (this.headLength < 4) return undefined;
-    const view = new DataView(this.head.buffer, 0, this.headLength);
-    const parts = view.getUint32(0, true);
-    if (this.headLength < 4 + parts * 8) return 4 + parts * 8;
-    let bodies = 0;
-    for (let part = 0; part < parts; part += 1) bodies += view.getUint32(4 + part * 8 + 4, true);
-    return 4 + parts * 8 + bodies * 8;
-  }
-
-  private layOut(): void {
-    const view = new DataView(this.head.buffer, 0, this.headLength);
+  /** Lays out the bodies of the table in `view` (`length` bytes long). */
+  private layOut(view: DataView, length: number): void {
     const parts = view.getUint32(0, true);
     let lengthAt = 4 + parts * 8;
-    let start = this.tableBytes() as number;
+    let start = length;
     let index = 0;
     this.tableLength = start;
     for (let part = 0; part < parts; part += 1) {
@@ -279,12 +290,14 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
       return;
     }
     if (byAddress !== undefined && round === 0) {
-      const offset = await call.claim(base);
+      const claimed = call.claim(base);
+      const offset = typeof claimed === 'number' ? claimed : await claimed;
       segmentCopy(segment.bytes, offset, byAddress);
       segment.setStream(offset, byAddress.byteLength, true);
       call.publish(base, 1);
     } else if (out !== undefined && round < ownRounds) {
-      const offset = await call.claim(base + round);
+      const claimed = call.claim(base + round);
+      const offset = typeof claimed === 'number' ? claimed : await claimed;
       const from = round * CHUNK_CAPACITY;
       const bytes = Math.min(CHUNK_CAPACITY, out.length - from);
       out.copyTo(segment.bytes, offset, from, bytes);
@@ -292,7 +305,8 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
       call.publish(base + round, 1);
     }
     for (const source of reading) {
-      await call.published(source, base + round, 1);
+      const publishing = call.published(source, base + round, 1);
+      if (publishing !== undefined) await publishing;
       const offset = segment.chunkOffset(source, call.id, base + round);
       const stream = streams[source] as InStream;
       if (stream.length === undefined) {
