@@ -10,7 +10,8 @@
  * family). Each member keeps its mapping per group (groups are immutable); the memory goes when
  * the last mapping is collected.
  *
- *   header:  Int32 0 magic  1 members  2 mapped count
+ *   header:  Int32 0 magic  1 members  2 mapped count  3 failed calls recorded (so that waits need not
+ *            look at every member's failures on every spin)
  *   lines:   LINE_BYTES per member (LINE), then per member two failure notices of NOTICE_BYTES
  *   data:    per member two chunks of CHUNK_BYTES: a 64-byte header (Float64 0: the length of the
  *            stream being written; 1: 1 where the chunk holds the stream by address, see
@@ -44,7 +45,7 @@ const CHUNK_HEADER = 64;
 export const CHUNK_CAPACITY = CHUNK_BYTES - CHUNK_HEADER;
 
 const MAGIC = 0x63636a63;
-const HEADER = { magic: 0, members: 1, mapped: 2 } as const;
+const HEADER = { magic: 0, members: 1, mapped: 2, failures: 3 } as const;
 const LINES_OFFSET = 64;
 const LINE_BYTES = 128;
 /**
@@ -120,6 +121,9 @@ export class CollectiveSegment {
     { call: 0, at: 0 },
     { call: 0, at: 0 },
   ];
+  /** The failures recorded when failedBy last found none, and in which call (see failedBy). */
+  private failuresSeen = -1;
+  private callWithoutFailure = 0;
   /** Which signature and failure slot this member's latest call uses. */
   private slot = 0;
   private unlinked: boolean;
@@ -326,7 +330,12 @@ export class CollectiveSegment {
 
   /** The member that recorded call `call` failed, if any. */
   failedBy(call: number): number | undefined {
+    // The count goes up after a failure is recorded: unchanged since a look that found none in this call, there is none.
+    const recorded = Atomics.load(this.words, HEADER.failures);
+    if (recorded === this.failuresSeen && call === this.callWithoutFailure) return undefined;
     for (let member = 0; member < this.members; member += 1) if (this.failedAt(member, call)) return member;
+    this.failuresSeen = recorded;
+    this.callWithoutFailure = call;
     return undefined;
   }
 
@@ -356,6 +365,7 @@ export class CollectiveSegment {
     this.words[at + 1] = notice.format;
     this.words[at + 2] = length;
     Atomics.store(this.words, at, call);
+    Atomics.add(this.words, HEADER.failures, 1);
     this.advance(line + LINE.publishedCall, call, END);
     this.advance(line + LINE.consumedCall, call, END);
     this.wakeAll(true);
