@@ -30,6 +30,8 @@ export type { PollingDevice };
 const MINIMUM_BUDGET_MICROSECONDS = 2;
 /** Misses in a row before the budget shrinks: a peer that answers in time now and then keeps it whole. */
 const PATIENCE = 8;
+/** The longest spinUntilFor spins. */
+const LONGEST_KNOWN_WAIT_MICROSECONDS = 10_000;
 /** Polls between two reads of the clock (a read costs about as much as a few empty polls). */
 const POLLS_PER_CLOCK_READ = 16;
 /** The longest calls that complete at once may keep this thread's event loop from turning, about (ms). */
@@ -143,6 +145,26 @@ export class ProgressEngine {
     if (ready()) return true;
     this.stats.waits += 1;
     const hit = maySpin && this.spinning && this.spinFor(ready);
+    if (!hit) this.stats.sleeps += 1;
+    return hit;
+  }
+
+  /**
+   * spinUntil for a wait whose length the caller can tell (members copying a value of known size):
+   * spins for `microseconds` (at least the budget, at most LONGEST_KNOWN_WAIT_MICROSECONDS) without
+   * adapting the budget, which a run of such waits would otherwise shrink as if the peer computed.
+   */
+  spinUntilFor(ready: () => boolean, maySpin: boolean, microseconds: number): boolean {
+    if (ready()) return true;
+    this.stats.waits += 1;
+    let hit = false;
+    if (maySpin && this.spinning) {
+      this.stats.spins += 1;
+      this.spin(ready, Math.min(Math.max(microseconds, this.maximumMicroseconds), LONGEST_KNOWN_WAIT_MICROSECONDS));
+      hit = ready();
+      if (hit) this.stats.hits += 1;
+      else this.stats.misses += 1;
+    }
     if (!hit) this.stats.sleeps += 1;
     return hit;
   }

@@ -10,6 +10,9 @@ import type { CollectiveContext, SharedCall } from '../context.js';
 import { END, LAST_ROUND, LAST_STEP, heldSegment, inCall, segmentOf } from './segment.js';
 import type { CollectiveSegment } from './segment.js';
 
+/** A reader's copy from another member's memory, at least (bytes per µs: 2 GB/s), for how long its writer spins waiting for it. */
+const READ_BYTES_PER_MICROSECOND = 2000;
+
 /** A member's part in one call through its segment: the waits it makes and its rounds. */
 export class SegmentCall {
   readonly call: SharedCall;
@@ -43,9 +46,12 @@ export class SegmentCall {
     return this.segment.members;
   }
 
-  /** Waits until `ready`, which member `member` makes true (undefined: any member may), failing as the call does; undefined where it holds at once. */
-  private waitFor(member: number, ready: () => boolean, anyone = false): Promise<void> | undefined {
-    return this.segment.waitFor(this.call, this.makeWait, this.id, anyone ? undefined : member, this.context.groupRankOf(member), ready);
+  /**
+   * Waits until `ready`, which member `member` makes true (`anyone`: any member may), failing as the
+   * call does; undefined where it holds at once. `spinMicroseconds`: how long it should take, where known.
+   */
+  private waitFor(member: number, ready: () => boolean, anyone = false, spinMicroseconds?: number): Promise<void> | undefined {
+    return this.segment.waitFor(this.call, this.makeWait, this.id, anyone ? undefined : member, this.context.groupRankOf(member), ready, spinMicroseconds);
   }
 
   /**
@@ -170,12 +176,16 @@ export class SegmentCall {
     return this.waitFor(member, () => false);
   }
 
-  /** Waits until every other member is done reading round `round` of this call (its bodies, read by address, may then change). */
-  async readByAll(round: number): Promise<void> {
+  /**
+   * Waits until every other member is done reading round `round` of this call (its bodies, `bytes`
+   * long, read by address, may then change), spinning as long as reading them should take.
+   */
+  async readByAll(round: number, bytes: number): Promise<void> {
     const { segment, id } = this;
     const at = inCall(round, LAST_STEP);
+    const reading = bytes / READ_BYTES_PER_MICROSECOND;
     for (let member = 0; member < this.size; member += 1) {
-      if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, id, at));
+      if (member !== this.rank) await this.waitFor(member, () => segment.consumed(member, id, at), false, reading);
     }
   }
 

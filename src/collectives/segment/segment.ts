@@ -428,22 +428,24 @@ export class CollectiveSegment {
   /**
    * Waits until `ready()` holds, for member `member` in call `id`: undefined where it holds at
    * once (no promise, nothing allocated), else a promise that spins on the flag (polling the
-   * devices, so that messages keep moving) for the progress engine's budget where a core is free,
+   * devices, so that messages keep moving) for the progress engine's budget where a core is free
+   * (or for `spinMicroseconds`, where the caller knows how long the wait should take),
    * then tracks the wait in the engine (`wait()` makes it: losses and aborts fail it) and sleeps
    * until a publisher wakes it. A lost member is thus found at the latest when the spin ends.
    * Fails as the call does (a lost member, an abort), and where the call failed at another member
    * (whose flags went up, but not over data).
    */
-  waitFor(call: SharedCall, wait: () => SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean): Promise<void> | undefined {
-    if (!ready()) return this.waitLonger(call, wait, id, member, groupRank, ready);
+  waitFor(call: SharedCall, wait: () => SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean, spinMicroseconds?: number): Promise<void> | undefined {
+    if (!ready()) return this.waitLonger(call, wait, id, member, groupRank, ready, spinMicroseconds);
     const failedBy = this.failedBy(id);
     if (failedBy !== undefined) throw this.failure(call, id, failedBy);
     return undefined;
   }
 
-  private async waitLonger(call: SharedCall, makeWait: () => SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean): Promise<void> {
+  private async waitLonger(call: SharedCall, makeWait: () => SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean, spinMicroseconds: number | undefined): Promise<void> {
     const over = () => ready() || this.failedBy(id) !== undefined;
-    if (!progressEngine.spinUntil(over, this.maySpin())) {
+    const spun = spinMicroseconds === undefined ? progressEngine.spinUntil(over, this.maySpin()) : progressEngine.spinUntilFor(over, this.maySpin(), spinMicroseconds);
+    if (!spun) {
       const wait = makeWait();
       // The call's waits share one record: a failure told to an earlier wait (whose data came too) was for its peer; waitShared finds what still holds.
       wait.peer = groupRank;
