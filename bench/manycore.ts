@@ -159,6 +159,10 @@ function collectiveSpecs(plan: Plan, objects: boolean): string[] {
   return COLLECTIVES.filter((figure) => objects || !figure.object).map((figure) => `${figure.op}:${figure.bytes}:${figure.bytes >= MiB ? plan.largeCalls : plan.smallCalls}`);
 }
 
+/** A ccjs endpoint's line of sleeps per call (`sleeps:<op>:<bytes> <n>`), and the figure it becomes. */
+const SLEEPS = 'sleeps:';
+const SLEEPS_FIGURE = ', sleeps per call';
+
 // ---- the ccjs endpoints ----
 
 /** Times the collectives of `specs` on rank 0 as collectives.c does; then the lines it prints. */
@@ -189,9 +193,13 @@ class CollectiveTimer extends ColMember {
       const call = this.operation(group, op, Number(bytes));
       for (let repetition = -1; repetition < this.repetitions; repetition += 1) {
         await this.barrier(group);
+        const sleeps = this.master.waitCounts().sleeps;
         const start = process.hrtime.bigint();
         for (let i = 0; i < Number(calls); i += 1) await call(i);
-        if (repetition >= 0) this.lines.push(`${op}:${bytes} ${Number(process.hrtime.bigint() - start) / 1000 / Number(calls)}`);
+        if (repetition < 0) continue;
+        this.lines.push(`${op}:${bytes} ${Number(process.hrtime.bigint() - start) / 1000 / Number(calls)}`);
+        // Waits of rank 0's thread that slept (the counters of master.waitCounts), per call.
+        this.lines.push(`${SLEEPS}${op}:${bytes} ${(this.master.waitCounts().sleeps - sleeps) / Number(calls)}`);
       }
     }
   }
@@ -246,7 +254,7 @@ interface Run {
 
 /** Lines `<op>:<bytes> <µs>` (or `cold:…`) of a collectives program, as samples of `implementation` at `members`. */
 function collectiveSamples(implementation: Implementation, members: number, output: string): Samples {
-  const names = new Map<string, string>(COLLECTIVES.map((figure) => [`${figure.op}:${figure.bytes}`, figure.name]));
+  const names = new Map<string, string>(COLLECTIVES.flatMap((figure) => [[`${figure.op}:${figure.bytes}`, figure.name] as const, [`${SLEEPS}${figure.op}:${figure.bytes}`, `${figure.name}${SLEEPS_FIGURE}`] as const]));
   names.set('first:allreduce:8', FIRST_COLLECTIVE);
   names.set('cold:allreduce:8', COLD_COLLECTIVE);
   const samples: Samples = {};
@@ -495,15 +503,23 @@ function markdown(run: Run, results: readonly TargetResult[]): string {
     '',
     '## Collectives (time per call)',
     '',
-    '| figure | members | Open MPI | mpi4py | ccjs processes | ccjs threads | processes ÷ best peer | threads ÷ best peer | threads ÷ processes |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    'Sleeps: rank 0\'s waits per call that stopped spinning and slept (master.waitCounts), median (most) over the repetitions.',
+    '',
+    '| figure | members | Open MPI | mpi4py | ccjs processes | ccjs threads | processes ÷ best peer | threads ÷ best peer | threads ÷ processes | sleeps per call, processes | sleeps per call, threads |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
+  const sleeps = (implementation: Implementation, figure: string, members: number) => {
+    const values = run.samples[key(implementation, `${figure}${SLEEPS_FIGURE}`, members)];
+    return values === undefined || values.length === 0 ? '–' : `${Number(stats(values).median.toPrecision(2))} (${Number(Math.max(...values).toPrecision(2))})`;
+  };
   for (const figure of COLLECTIVES) {
     for (const members of plan.members) {
       const summaries = IMPLEMENTATIONS.map((implementation) => summaryOf(run, key(implementation, figure.name, members)));
       const [processes, threads, openMpi, mpi4py] = summaries;
       const peer = bestPeer(run, figure.name, members, PEERS);
-      lines.push(`| ${figure.name} | ${members} | ${cell(openMpi, 'µs')} | ${cell(mpi4py, 'µs')} | ${cell(processes, 'µs')} | ${cell(threads, 'µs')} | ${ratio(processes, peer)} | ${ratio(threads, peer)} | ${ratio(threads, processes)} |`);
+      lines.push(
+        `| ${figure.name} | ${members} | ${cell(openMpi, 'µs')} | ${cell(mpi4py, 'µs')} | ${cell(processes, 'µs')} | ${cell(threads, 'µs')} | ${ratio(processes, peer)} | ${ratio(threads, peer)} | ${ratio(threads, processes)} | ${sleeps('ccjs processes', figure.name, members)} | ${sleeps('ccjs threads', figure.name, members)} |`,
+      );
     }
   }
   lines.push('', '## Cold start (the first calls of a job beside its steady state; ratio of medians)', '', '| figure | members | ccjs | first, per call | steady state, per call | first ÷ steady |', '|---|---:|---|---:|---:|---:|');
