@@ -49,7 +49,7 @@ export interface MasterOptions {
   shmRingBytes?: number;
   /** Large messages between processes of one host are read straight from the sender's memory, one copy instead of two through a ring (default true; CCJS_SHM_SINGLE_COPY). */
   shmSingleCopy?: boolean;
-  /** How long a waiting call spins on polling devices before it sleeps, in µs (0: never; default 500; CCJS_SPIN_US). */
+  /** How long a waiting call spins on polling devices before it sleeps, in µs (0: never; default 5000, longer than a time slice of the scheduler; CCJS_SPIN_US). */
   spinMicroseconds?: number;
   /** Log every endpoint's pending calls once when a call has waited this long (ms; off when unset; CCJS_WATCHDOG_MS). */
   watchdogMs?: number;
@@ -130,7 +130,8 @@ const DEFAULTS: Config = {
   // About two wake-ups of a blocked thread here (20-100 µs each): a shorter spin lets a ping-pong
   // fall into both sides sleeping (UCX's wake-up path is the slowest); the budget halves anyway
   // while a peer computes (src/engine/progress.ts).
-  spinMicroseconds: 500,
+  // Outlasts a peer's preemption for a time slice (1-4 ms), so that spinning members rarely sleep (MPI spins for good); the budget still halves for peers that compute.
+  spinMicroseconds: 5000,
   watchdogMs: undefined,
   host: undefined,
   serializer: 'msgpack',
