@@ -30,7 +30,7 @@ export type { PollingDevice };
 const MINIMUM_BUDGET_MICROSECONDS = 2;
 /** Misses in a row before the budget shrinks: a peer that answers in time now and then keeps it whole. */
 const PATIENCE = 8;
-/** The longest spinUntilFor spins. */
+/** The longest spinUntil spins for a wait of known length. */
 const LONGEST_KNOWN_WAIT_MICROSECONDS = 10_000;
 /** Polls between two reads of the clock (a read costs about as much as a few empty polls). */
 const POLLS_PER_CLOCK_READ = 16;
@@ -138,41 +138,31 @@ export class ProgressEngine {
    * Spins until `ready()` holds (a wait on shared memory: a collective segment's flags), polling
    * the devices meanwhile, for the budget `wait` would spin, adapting it alike; not at all without
    * `maySpin` (the caller knows a spin could not help: the awaited member runs in this thread).
-   * Returns whether `ready()` holds; the caller sleeps otherwise (its own way), which counts as a
-   * sleep.
+   * Where the caller can tell how long the wait should take (`knownMicroseconds`: members copying
+   * a value of known size), it spins that long instead (at least the budget, at most
+   * LONGEST_KNOWN_WAIT_MICROSECONDS) and leaves the budget alone, which a run of such waits would
+   * otherwise shrink as if the peer computed. Returns whether `ready()` holds; the caller sleeps
+   * otherwise (its own way), which counts as a sleep.
    */
-  spinUntil(ready: () => boolean, maySpin = true): boolean {
+  spinUntil(ready: () => boolean, maySpin = true, knownMicroseconds?: number): boolean {
     if (ready()) return true;
     this.stats.waits += 1;
-    const hit = maySpin && this.spinning && this.spinFor(ready);
+    const hit = maySpin && this.spinning && this.spinFor(ready, knownMicroseconds);
     if (!hit) this.stats.sleeps += 1;
     return hit;
   }
 
-  /**
-   * spinUntil for a wait whose length the caller can tell (members copying a value of known size):
-   * spins for `microseconds` (at least the budget, at most LONGEST_KNOWN_WAIT_MICROSECONDS) without
-   * adapting the budget, which a run of such waits would otherwise shrink as if the peer computed.
-   */
-  spinUntilFor(ready: () => boolean, maySpin: boolean, microseconds: number): boolean {
-    if (ready()) return true;
-    this.stats.waits += 1;
-    let hit = false;
-    if (maySpin && this.spinning) {
-      this.stats.spins += 1;
-      this.spin(ready, Math.min(Math.max(microseconds, this.maximumMicroseconds), LONGEST_KNOWN_WAIT_MICROSECONDS));
-      hit = ready();
-      if (hit) this.stats.hits += 1;
-      else this.stats.misses += 1;
+  private spinFor(ready: () => boolean, knownMicroseconds: number | undefined): boolean {
+    if (knownMicroseconds === undefined) {
+      const movedAtAll = this.spin(ready, this.nextBudget());
+      const hit = ready();
+      this.adapt(hit || movedAtAll);
+      return hit;
     }
-    if (!hit) this.stats.sleeps += 1;
-    return hit;
-  }
-
-  private spinFor(ready: () => boolean): boolean {
-    const movedAtAll = this.spin(ready, this.nextBudget());
+    this.stats.spins += 1;
+    this.spin(ready, Math.min(Math.max(knownMicroseconds, this.maximumMicroseconds), LONGEST_KNOWN_WAIT_MICROSECONDS));
     const hit = ready();
-    this.adapt(hit || movedAtAll);
+    this.count(hit);
     return hit;
   }
 
@@ -187,15 +177,20 @@ export class ProgressEngine {
   /** After a spin: a hit restores the whole budget, a run of misses halves it. */
   private adapt(hit: boolean): void {
     // A spin during which the protocol advanced (a handshake, a stream) was worth it, like a hit.
+    this.count(hit);
     if (hit) {
-      this.stats.hits += 1;
       this.missesInARow = 0;
       this.budgetMicroseconds = this.maximumMicroseconds;
     } else {
-      this.stats.misses += 1;
       this.missesInARow += 1;
       if (this.missesInARow >= PATIENCE) this.budgetMicroseconds = Math.max(MINIMUM_BUDGET_MICROSECONDS, this.budgetMicroseconds / 2);
     }
+  }
+
+  /** Counts a spin's outcome. */
+  private count(hit: boolean): void {
+    if (hit) this.stats.hits += 1;
+    else this.stats.misses += 1;
   }
 
   /**

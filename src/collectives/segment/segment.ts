@@ -444,8 +444,7 @@ export class CollectiveSegment {
 
   private async waitLonger(call: SharedCall, makeWait: () => SharedMemoryWait, id: number, member: number | undefined, groupRank: number, ready: () => boolean, spinMicroseconds: number | undefined): Promise<void> {
     const over = () => ready() || this.failedBy(id) !== undefined;
-    const spun = spinMicroseconds === undefined ? progressEngine.spinUntil(over, this.maySpin()) : progressEngine.spinUntilFor(over, this.maySpin(), spinMicroseconds);
-    if (!spun) {
+    if (!progressEngine.spinUntil(over, this.maySpin(), spinMicroseconds)) {
       const wait = makeWait();
       // The call's waits share one record: a failure told to an earlier wait (whose data came too) was for its peer; waitShared finds what still holds.
       wait.peer = groupRank;

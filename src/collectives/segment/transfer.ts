@@ -299,19 +299,17 @@ export async function exchange(call: SegmentCall, out: OutStream | undefined, so
       if (byAddress !== undefined && out !== undefined) await call.readByAll(base, out.length);
       return;
     }
-    if (byAddress !== undefined && round === 0) {
-      const claimed = call.claim(base);
-      const offset = typeof claimed === 'number' ? claimed : await claimed;
-      segmentCopy(segment.bytes, offset, byAddress);
-      segment.setStream(offset, byAddress.byteLength, true);
-      call.publish(base, 1);
-    } else if (out !== undefined && round < ownRounds) {
+    if (out !== undefined && round < ownRounds) {
       const claimed = call.claim(base + round);
       const offset = typeof claimed === 'number' ? claimed : await claimed;
-      const from = round * CHUNK_CAPACITY;
-      const bytes = Math.min(CHUNK_CAPACITY, out.length - from);
-      out.copyTo(segment.bytes, offset, from, bytes);
-      segment.setStream(offset, out.length, false);
+      if (byAddress !== undefined) {
+        segmentCopy(segment.bytes, offset, byAddress);
+        segment.setStream(offset, byAddress.byteLength, true);
+      } else {
+        const from = round * CHUNK_CAPACITY;
+        out.copyTo(segment.bytes, offset, from, Math.min(CHUNK_CAPACITY, out.length - from));
+        segment.setStream(offset, out.length, false);
+      }
       call.publish(base + round, 1);
     }
     for (const source of reading) {
