@@ -8,7 +8,9 @@
  *     (bench/reference/pingpong.py, collectives.py) under mpirun over vader ($MPIRUN when set),
  *     skipped, saying so, where missing;
  * with the same sizes and counts for each:
- *   - between 2 processes: the 8 B hop, a small object's hop, 1 MiB and 16 MiB ping-pong;
+ *   - between 2 processes: the 8 B hop, a small object's hop, 1 MiB and 16 MiB ping-pong; the 8 B
+ *     hop's floors (bench/hop-floor.ts: the same API shape with nothing but a ring, in JavaScript
+ *     and with an addon call per message), steady and cold;
  *   - at every member count: barrier, broadcast 8 B, allReduce 8 B, allReduce of a number,
  *     broadcast of a small dict, broadcast 1 MiB, allReduce 1 MiB (rank 0's time per call over
  *     many calls after a barrier; broadcast roots go round the ranks);
@@ -30,6 +32,8 @@ import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember, Reductions } from '../src/index.js';
 import type { ColGroup } from '../src/index.js';
 import { UsageError, parseMembers, readFlags, withUsage } from './ccjbench.js';
+import { COLD_HOP, COLD_HOPS, FLOOR_VARIANTS, floorSamples } from './hop-floor.js';
+import type { FloorVariant } from './hop-floor.js';
 import { hop, hopRepeats } from './hopping.js';
 import type { Repeats, Samples, Series } from './hopping.js';
 import { runJob, runScript, runThreads } from './job.js';
@@ -47,8 +51,7 @@ const DEFAULT_OUT = path.join(ROOT, 'bench', 'results', 'manycore');
 const MiB = 1024 * 1024;
 /** The small object of bench/reference/pingpong.py and collectives.py. */
 const SMALL_OBJECT = { id: 7, name: 'pivot', value: 3.25, flags: [true, false] };
-/** The cold start the issue bounds: the first hops of a job and its first collectives. */
-const COLD_HOPS = 1000;
+/** The cold start the issue bounds: a job's first collectives (its first hops: COLD_HOPS). */
 const COLD_CALLS = 100;
 /** The member count the issue's targets are set for. */
 const TARGET_MEMBERS = 16;
@@ -64,6 +67,8 @@ const USAGE = `usage: node dist/bench/manycore.js [--quick] [--members 2,4,8|2..
 type Implementation = 'Open MPI' | 'mpi4py' | 'ccjs processes' | 'ccjs threads';
 const IMPLEMENTATIONS: readonly Implementation[] = ['ccjs processes', 'ccjs threads', 'Open MPI', 'mpi4py'];
 const PEERS: readonly Implementation[] = ['Open MPI', 'mpi4py'];
+/** The hop's floors (bench/hop-floor.ts): the same API shape with nothing but a ring, in JavaScript or through the addon. */
+const FLOORS: Readonly<Record<FloorVariant, string>> = { javascript: 'JavaScript floor', 'addon call': 'JavaScript floor + an addon call per message' };
 
 interface Plan {
   readonly quick: boolean;
@@ -112,7 +117,6 @@ const COLLECTIVES: readonly CollectiveFigure[] = [
  * also waits for the peer that formed the group last, which is not what a hop costs.
  */
 const FIRST_TRIP = 'first round trip (per hop)';
-const COLD_HOP = 'first 1,000 hops';
 const FIRST_COLLECTIVE = 'first allReduce 8 B';
 const COLD_COLLECTIVE = 'first 100 allReduce 8 B';
 
@@ -135,7 +139,7 @@ const HOPS: readonly HopFigure[] = [
 ];
 
 /** The samples of `implementation`'s `figure` at `members`: µs per hop or call, seconds for the examples. */
-const key = (implementation: Implementation, figure: string, members: number) => `${implementation}|${figure}|${members}`;
+const key = (implementation: Implementation | string, figure: string, members: number) => `${implementation}|${figure}|${members}`;
 const exampleFigure = (example: Example, plan: Plan) => `${example} n=${plan.examples[example]}`;
 
 function hopSeries(plan: Plan): Series[] {
@@ -162,6 +166,9 @@ function collectiveSpecs(plan: Plan, objects: boolean): string[] {
 /** A ccjs endpoint's line of sleeps per call (`sleeps:<op>:<bytes> <n>`), and the figure it becomes. */
 const SLEEPS = 'sleeps:';
 const SLEEPS_FIGURE = ', sleeps per call';
+/** A ccjs endpoint's line of point-to-point messages sent per call (`messages:<op>:<bytes> <n>`): none through the collective segment. */
+const MESSAGES = 'messages:';
+const MESSAGES_FIGURE = ', messages per call';
 
 // ---- the ccjs endpoints ----
 
@@ -194,14 +201,22 @@ class CollectiveTimer extends ColMember {
       for (let repetition = -1; repetition < this.repetitions; repetition += 1) {
         await this.barrier(group);
         const sleeps = this.master.waitCounts().sleeps;
+        const messages = this.messagesSent();
         const start = process.hrtime.bigint();
         for (let i = 0; i < Number(calls); i += 1) await call(i);
         if (repetition < 0) continue;
         this.lines.push(`${op}:${bytes} ${Number(process.hrtime.bigint() - start) / 1000 / Number(calls)}`);
         // Waits of rank 0's thread that slept (the counters of master.waitCounts), per call.
         this.lines.push(`${SLEEPS}${op}:${bytes} ${(this.master.waitCounts().sleeps - sleeps) / Number(calls)}`);
+        // Messages rank 0's endpoint sent (to any endpoint), per call.
+        this.lines.push(`${MESSAGES}${op}:${bytes} ${(this.messagesSent() - messages) / Number(calls)}`);
       }
     }
+  }
+
+  private messagesSent(): number {
+    const { sameHost, otherHost } = this.master.messageCounts();
+    return sameHost.messages + otherHost.messages;
   }
 
   /** One call of `op` as a function of the call's index (broadcast roots go round the ranks). */
@@ -254,7 +269,7 @@ interface Run {
 
 /** Lines `<op>:<bytes> <µs>` (or `cold:…`) of a collectives program, as samples of `implementation` at `members`. */
 function collectiveSamples(implementation: Implementation, members: number, output: string): Samples {
-  const names = new Map<string, string>(COLLECTIVES.flatMap((figure) => [[`${figure.op}:${figure.bytes}`, figure.name] as const, [`${SLEEPS}${figure.op}:${figure.bytes}`, `${figure.name}${SLEEPS_FIGURE}`] as const]));
+  const names = new Map<string, string>(COLLECTIVES.flatMap((figure) => [[`${figure.op}:${figure.bytes}`, figure.name] as const, [`${SLEEPS}${figure.op}:${figure.bytes}`, `${figure.name}${SLEEPS_FIGURE}`] as const, [`${MESSAGES}${figure.op}:${figure.bytes}`, `${figure.name}${MESSAGES_FIGURE}`] as const]));
   names.set('first:allreduce:8', FIRST_COLLECTIVE);
   names.set('cold:allreduce:8', COLD_COLLECTIVE);
   const samples: Samples = {};
@@ -338,6 +353,12 @@ async function orchestrate(plan: Plan, out: string): Promise<void> {
         const { trips, repetitions } = plan.hops.small;
         await step(`${where}, small object hop`, 1, () => ({ [key(implementation, 'small object hop', 2)]: mpiSamples(references, 2, [references.python as string, referenceFile('pingpong.py'), String(trips), String(repetitions)]) }));
       }
+    }
+    for (const variant of FLOOR_VARIANTS) {
+      await step(`round ${round}: the hop's ${FLOORS[variant]}, 2 processes`, 1, async () => {
+        const samples = await floorSamples(variant, plan.hops.small);
+        return Object.fromEntries(Object.entries(samples).map(([figure, values]) => [key(FLOORS[variant], figure, 2), values]));
+      });
     }
     for (const members of plan.members) {
       for (const implementation of orderOf(round, available)) {
@@ -501,15 +522,29 @@ function markdown(run: Run, results: readonly TargetResult[]): string {
   }
   lines.push(
     '',
+    "## The 8 B hop and its floors (bench/hop-floor.ts: the same API shape with nothing but a ring; issue 31, item 5)",
+    '',
+    '| hop between 2 processes | steady state | ÷ Open MPI | first 1,000 hops, per hop | first ÷ steady (medians) |',
+    '|---|---:|---:|---:|---:|',
+  );
+  const openMpiHop = summaryOf(run, key('Open MPI', 'hop 8 B', 2));
+  for (const subject of ['Open MPI', FLOORS.javascript, FLOORS['addon call'], 'ccjs processes']) {
+    const steady = summaryOf(run, key(subject, 'hop 8 B', 2));
+    const first = summaryOf(run, key(subject, COLD_HOP, 2));
+    const typical = first === undefined || steady === undefined ? '–' : `${(first.median / steady.median).toFixed(2)}×`;
+    lines.push(`| ${subject} | ${cell(steady, 'µs')} | ${ratio(steady, openMpiHop)} | ${cell(first, 'µs')} | ${typical} |`);
+  }
+  lines.push(
+    '',
     '## Collectives (time per call)',
     '',
-    'Sleeps: rank 0\'s waits per call that stopped spinning and slept (master.waitCounts), median (most) over the repetitions.',
+    'Sleeps: rank 0\'s waits per call that stopped spinning and slept (master.waitCounts); messages: what rank 0\'s endpoint sent per call (master.messageCounts; none through the collective segment); each the median (most) over the repetitions.',
     '',
-    '| figure | members | Open MPI | mpi4py | ccjs processes | ccjs threads | processes ÷ best peer | threads ÷ best peer | threads ÷ processes | sleeps per call, processes | sleeps per call, threads |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| figure | members | Open MPI | mpi4py | ccjs processes | ccjs threads | processes ÷ best peer | threads ÷ best peer | threads ÷ processes | sleeps per call, processes | sleeps per call, threads | messages per call, processes | messages per call, threads |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
-  const sleeps = (implementation: Implementation, figure: string, members: number) => {
-    const values = run.samples[key(implementation, `${figure}${SLEEPS_FIGURE}`, members)];
+  const perCall = (implementation: Implementation, figure: string, members: number) => {
+    const values = run.samples[key(implementation, figure, members)];
     return values === undefined || values.length === 0 ? '–' : `${Number(stats(values).median.toPrecision(2))} (${Number(Math.max(...values).toPrecision(2))})`;
   };
   for (const figure of COLLECTIVES) {
@@ -518,7 +553,7 @@ function markdown(run: Run, results: readonly TargetResult[]): string {
       const [processes, threads, openMpi, mpi4py] = summaries;
       const peer = bestPeer(run, figure.name, members, PEERS);
       lines.push(
-        `| ${figure.name} | ${members} | ${cell(openMpi, 'µs')} | ${cell(mpi4py, 'µs')} | ${cell(processes, 'µs')} | ${cell(threads, 'µs')} | ${ratio(processes, peer)} | ${ratio(threads, peer)} | ${ratio(threads, processes)} | ${sleeps('ccjs processes', figure.name, members)} | ${sleeps('ccjs threads', figure.name, members)} |`,
+        `| ${figure.name} | ${members} | ${cell(openMpi, 'µs')} | ${cell(mpi4py, 'µs')} | ${cell(processes, 'µs')} | ${cell(threads, 'µs')} | ${ratio(processes, peer)} | ${ratio(threads, peer)} | ${ratio(threads, processes)} | ${perCall('ccjs processes', `${figure.name}${SLEEPS_FIGURE}`, members)} | ${perCall('ccjs threads', `${figure.name}${SLEEPS_FIGURE}`, members)} | ${perCall('ccjs processes', `${figure.name}${MESSAGES_FIGURE}`, members)} | ${perCall('ccjs threads', `${figure.name}${MESSAGES_FIGURE}`, members)} |`,
       );
     }
   }
