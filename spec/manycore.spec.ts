@@ -41,6 +41,14 @@ describe('bench/manycore (issue 31)', function () {
         expect(threads, `${figure}: ccjs threads`).to.match(/^[\d.]+ (µs|ms) /);
         if (peers.mpi4py) expect(mpi4py, `${figure}: mpi4py`).to.match(/^[\d.]+ (µs|ms) /);
         if (peers['Open MPI']) expect(openMpi, `${figure}: Open MPI`).to.match(figure.includes('number') || figure.includes('dict') ? /^–$/ : /^[\d.]+ (µs|ms) /);
+        // The collective segment carries every call: rank 0's endpoint sends no message (median and most).
+        expect(row.slice(12, 14), `${figure}: messages per call`).to.deep.equal(['0 (0)', '0 (0)']);
+      }
+      // The hop's floors, steady and cold, beside ccjs's.
+      for (const floor of ['JavaScript floor', 'JavaScript floor + an addon call per message', 'ccjs processes']) {
+        const row = cells(floor);
+        expect(row?.[2], `${floor}: steady state`).to.match(/^[\d.]+ µs /);
+        expect(row?.[4], `${floor}: first 1,000 hops`).to.match(/^[\d.]+ (µs|ms) /);
       }
       for (const figure of ['first round trip (per hop)', 'first 1,000 hops', 'first allReduce 8 B', 'first 100 allReduce 8 B']) expect(cells(figure)?.[6], figure).to.match(/^[\d.]+×$/);
       for (const example of ['ASP n=400', 'QR n=300', 'LEQ n=300']) {
