@@ -6,6 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ColGroupMaster, ColMember } from '../src/index.js';
 import type { ColGroup, MasterOptions } from '../src/index.js';
+import { Hosts } from '../bench/netns.js';
 
 /** dist/ of the compiled package. */
 export const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -204,4 +205,14 @@ export function environmentWithoutLaunchers(): Record<string, string> {
       (entry): entry is [string, string] => entry[1] !== undefined && !launcherVariable.test(entry[0]),
     ),
   );
+}
+
+/** `count` test hosts (bench/netns.ts) for a suite; where namespaces cannot be made, the suite is skipped, saying why. */
+export function hostsOrSkip(suite: Mocha.Context, count: number): Hosts {
+  try {
+    return new Hosts(count);
+  } catch (error) {
+    console.warn(`    skipped: cannot make network namespaces here (${(error as Error).message.split('\n')[0]}); these tests need root and iproute2`);
+    return suite.skip();
+  }
 }

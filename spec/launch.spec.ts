@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError } from '../src/base/errors.js';
 import { environmentWithoutLaunchers } from './harness.js';
-import { detectLaunch, expandNodeList, type LaunchInfo, type LauncherName } from '../src/runtime/launch.js';
+import { detectLaunch, expandNodeList, openMpiNodes, type LaunchInfo, type LauncherName } from '../src/runtime/launch.js';
 
 type Environment = Record<string, string>;
 
@@ -139,9 +139,30 @@ describe('detectLaunch', () => {
       expect(detectLaunch(openMpiEnvironment(0, 1, 1))).to.deep.include({ launcher: 'mpirun', coordinator: null });
     });
 
+    it("puts the coordinator on mpirun's node when every node of its node list runs processes (mpirun on the first node)", () => {
+      // As Open MPI 4.1 sets them for `mpirun --host n2:2,n1:2,n3:2` typed on n2 (process 0 on n2).
+      const env = { ...openMpiEnvironment(3, 6, 2), OMPI_MCA_ess_base_jobid: '42', OMPI_MCA_orte_node_regex: 'n[1:2,1,3]@0(3)', OMPI_MCA_orte_num_nodes: '3' };
+      const info = detectLaunch(env);
+      expect(info).to.deep.include({ launcher: 'mpirun', allLocal: false });
+      expect(info.coordinator?.host).to.equal('n2');
+      // Processes on mpirun's node get no node list: their daemon is mpirun itself, on the node of process 0.
+      const onMpirunsNode = { ...openMpiEnvironment(0, 6, 2), OMPI_MCA_ess_base_jobid: '42', OMPI_MCA_orte_hnp_uri: '77.0;tcp://10.0.0.2:5000', OMPI_MCA_orte_local_daemon_uri: '77.0;tcp://10.0.0.2:5000', PMIX_HOSTNAME: 'n2' };
+      expect(detectLaunch(onMpirunsNode).coordinator).to.deep.equal(info.coordinator);
+    });
+
+    it('asks for CCJS_COORDINATOR when the node list does not say where process 0 runs (mpirun on a login node), naming the variables', () => {
+      const env = { ...openMpiEnvironment(3, 6, 2), OMPI_MCA_ess_base_jobid: '42', OMPI_MCA_orte_node_regex: 'login,n[1:1-3]@0(4)', OMPI_MCA_orte_num_nodes: '3' };
+      expect(() => detectLaunch(env)).to.throw(ConfigError, /Open MPI \(mpirun\).*OMPI_MCA_orte_node_regex names 4 nodes \(mpirun's login first\) and OMPI_MCA_orte_num_nodes=3 .*CCJS_COORDINATOR=host:port/);
+    });
+
+    it('reads node lists with widths, ranges and plain names', () => {
+      expect(openMpiNodes('login,node[2:1-3,10]@0(5)')).to.deep.equal(['login', 'node01', 'node02', 'node03', 'node10']);
+      expect(openMpiNodes('sxh[1:2,1,3]@0(3)')).to.deep.equal(['sxh2', 'sxh1', 'sxh3']);
+    });
+
     it('asks for CCJS_COORDINATOR when processes span hosts', () => {
       const env = { ...openMpiEnvironment(1, 4, 2), OMPI_MCA_ess_base_jobid: '42' };
-      expect(() => detectLaunch(env)).to.throw(ConfigError, /Open MPI.*CCJS_COORDINATOR=host:port/);
+      expect(() => detectLaunch(env)).to.throw(ConfigError, /Open MPI.*\(OMPI_MCA_orte_node_regex and OMPI_MCA_orte_num_nodes are not both set.*CCJS_COORDINATOR=host:port/);
       const info = detectLaunch({ ...env, CCJS_COORDINATOR: 'node1:7000' });
       expect(info).to.deep.include({ processRank: 1, processCount: 4, allLocal: false });
       expect(info.coordinator).to.deep.equal({ host: 'node1', port: 7000 });
@@ -154,6 +175,13 @@ describe('detectLaunch', () => {
         ConfigError,
         /hydra.*CCJS_COORDINATOR=host:port/,
       );
+    });
+
+    it('across hosts with CCJS_COORDINATOR and no job variable, names no job that would differ between hosts (each proxy is another parent)', () => {
+      const env = { PMI_RANK: '3', PMI_SIZE: '6', MPI_LOCALNRANKS: '2', CCJS_COORDINATOR: 'n1:7000' };
+      expect(() => detectLaunch({ ...env, CCJS_COORDINATOR: undefined })).to.throw(ConfigError, /MPI_LOCALNRANKS=2 of PMI_SIZE=6 run on this host.*CCJS_COORDINATOR=host:port/);
+      expect(detectLaunch(env)).to.deep.include({ launcher: 'hydra', jobKey: '', coordinator: { host: 'n1', port: 7000 } });
+      expect(detectLaunch({ ...env, CCJS_JOB_ID: 'run-7' }).jobKey).to.equal('run-7');
     });
 
     it("leaves srun's PMI-2 variables (PMI_RANK without MPI_LOCALNRANKS) to the Slurm reader", () => {

@@ -13,24 +13,20 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { ALGORITHMS, COLLECTIVES } from '../src/collectives/algorithms.js';
 import { COLLECTIVE_CHECKS } from './collective-checks.js';
-import { fixture, packageRoot, run, runScenarioWith } from './harness.js';
+import { fixture, hostsOrSkip, packageRoot, run, runScenarioWith } from './harness.js';
 import { checkTable, keysOnTopology } from '../src/collectives/selection.js';
 import type { SelectionRule } from '../src/collectives/selection.js';
 import { DEFAULT_TABLE } from '../src/collectives/default-table.js';
 import type { TuneLog } from '../bench/ccjtune.js';
 import { ucxMissing } from '../transport/ucx/native.js';
-import { Hosts, INTERFACE, SUBNET } from '../bench/netns.js';
+import { INTERFACE, SUBNET } from '../bench/netns.js';
+import type { Hosts } from '../bench/netns.js';
 
 describe('jobs across hosts (three network namespaces)', function () {
   let hosts: Hosts;
 
   before(function () {
-    try {
-      hosts = new Hosts(3);
-    } catch (error) {
-      console.warn(`    skipped: cannot make network namespaces here (${(error as Error).message.split('\n')[0]}); these tests need root and iproute2`);
-      this.skip();
-    }
+    hosts = hostsOrSkip(this, 3);
   });
 
   after(() => hosts?.remove());

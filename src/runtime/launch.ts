@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import { ConfigError } from '../base/errors.js';
 
 /** Which launcher started this process ('single': none, a lone process). */
@@ -39,8 +40,10 @@ interface LauncherView {
   coordinator?: CoordinatorAddress;
   /** The launcher says every process is on this host. */
   sameHost: boolean;
-  /** Host of rank 0 as the launcher knows it, for jobs spanning hosts (Slurm's first node). */
+  /** Host of rank 0 as the launcher knows it, for jobs spanning hosts (Slurm's first node, mpirun's own). */
   firstHost?: string;
+  /** Why the launcher's variables name no host of rank 0, where they do not (for the error asking for CCJS_COORDINATOR). */
+  noFirstHost?: string;
   /** Shared by all ranks of one job and different between concurrent jobs: seeds the derived port. */
   jobIdentity?: string;
 }
@@ -118,19 +121,55 @@ function readOpenMpi(env: Environment): LauncherView {
     launcher: 'mpirun',
     ...rankAndSize,
     sameHost: readOptionalInteger(env, 'OMPI_COMM_WORLD_LOCAL_SIZE', 1) === rankAndSize.processCount,
+    ...openMpiFirstHost(env),
     jobIdentity: firstSet(env, ['OMPI_MCA_ess_base_jobid', 'PMIX_NAMESPACE', 'OMPI_MCA_orte_hnp_uri'])?.value,
   };
+}
+
+/**
+ * The node of process 0 under Open MPI 4's mpirun, where its variables tell it for sure. Process 0
+ * runs on mpirun's own node whenever that node runs processes at all (mpirun puts its node first).
+ * A process started by mpirun itself (its local daemon is mpirun: OMPI_MCA_orte_local_daemon_uri
+ * is OMPI_MCA_orte_hnp_uri) is on that node. The others read the node list their daemon got
+ * (OMPI_MCA_orte_node_regex: mpirun's node first, then every node it started a daemon on): when
+ * every listed node runs processes (OMPI_MCA_orte_num_nodes), mpirun's node does, and it is the
+ * first. Otherwise (mpirun on a login node, or nodes left without processes) the list does not say
+ * which: undefined, as under Open MPI 5, whose mpirun sets none of these variables.
+ */
+function openMpiFirstHost(env: Environment): Pick<LauncherView, 'firstHost' | 'noFirstHost'> {
+  const daemon = read(env, 'OMPI_MCA_orte_local_daemon_uri');
+  if (daemon !== undefined && daemon === read(env, 'OMPI_MCA_orte_hnp_uri')) return { firstHost: read(env, 'PMIX_HOSTNAME') ?? os.hostname() };
+  const regex = read(env, 'OMPI_MCA_orte_node_regex');
+  const withProcesses = readOptionalInteger(env, 'OMPI_MCA_orte_num_nodes', 1);
+  if (regex === undefined || withProcesses === undefined) return { noFirstHost: 'OMPI_MCA_orte_node_regex and OMPI_MCA_orte_num_nodes are not both set (Open MPI 5 sets neither)' };
+  const nodes = openMpiNodes(regex);
+  if (nodes.length === withProcesses) return { firstHost: nodes[0] };
+  return { noFirstHost: `OMPI_MCA_orte_node_regex names ${nodes.length} nodes (mpirun's ${nodes[0]} first) and OMPI_MCA_orte_num_nodes=${withProcesses} of them run processes, which does not say which one runs process 0 (mpirun runs outside its host list, or a node runs no process)` };
+}
+
+/**
+ * The node names of Open MPI 4's node regex, `sxctl,node[2:1-3,7]@0(5)`: patterns as in a Slurm
+ * node list, but each bracket gives the digits' width before a colon (node[2:1-3] is node01 to
+ * node03), and the daemons' ids follow the @.
+ */
+export function openMpiNodes(regex: string): string[] {
+  const [names = ''] = regex.split('@');
+  const slurmStyle = names.replace(/\[(\d+):([^\]]*)\]/g, (_, width: string, ranges: string) => `[${ranges.replace(/\d+/g, (number) => number.padStart(Number(width), '0'))}]`);
+  return expandNodeList(slurmStyle, 'OMPI_MCA_orte_node_regex');
 }
 
 function readHydra(env: Environment): LauncherView {
   const rankAndSize = readRankAndSize(env, 'PMI_RANK', 'PMI_SIZE');
   const localCount = readOptionalInteger(env, 'MPI_LOCALNRANKS', 1);
-  // Plain MPICH hydra exports no job identity; its proxy is the common parent of all ranks on a host.
-  const jobIdentity = firstSet(env, ['PMI_KVSNAME', 'PMI_JOBID', 'PMI_PORT'])?.value ?? `proxy-${process.ppid}`;
+  const sameHost = localCount === undefined || localCount === rankAndSize.processCount;
+  // Plain MPICH hydra exports no job identity; its proxy is the common parent of all ranks on a
+  // host, which names the job there only (across hosts the job has none: CCJS_JOB_ID may give one).
+  const jobIdentity = firstSet(env, ['PMI_KVSNAME', 'PMI_JOBID', 'PMI_PORT'])?.value ?? (sameHost ? `proxy-${process.ppid}` : undefined);
   return {
     launcher: 'hydra',
     ...rankAndSize,
-    sameHost: localCount === undefined || localCount === rankAndSize.processCount,
+    sameHost,
+    noFirstHost: `MPI_LOCALNRANKS=${localCount ?? ''} of PMI_SIZE=${rankAndSize.processCount} run on this host, and hydra names no host of process 0`,
     jobIdentity,
   };
 }
@@ -151,6 +190,7 @@ function readSlurm(env: Environment): LauncherView {
     sameHost: nodeCount === 1,
     // With Slurm's default block distribution, task 0 runs on the first node of the step.
     firstHost: nodes[0],
+    noFirstHost: 'neither SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST is set',
     jobIdentity: jobId === undefined ? undefined : `${jobId}.${stepId}`,
   };
 }
@@ -186,8 +226,8 @@ function settleCoordinator(view: LauncherView): CoordinatorAddress | null {
   if (host === undefined) {
     throw new ConfigError(
       `${description} gives no coordinator address and does not say that all ${view.processCount} processes ` +
-        'run on this host; set CCJS_COORDINATOR=host:port to an address of the host of process 0 ' +
-        'that every process can reach',
+        `run on this host${view.noFirstHost === undefined ? '' : ` (${view.noFirstHost})`}; set CCJS_COORDINATOR=host:port ` +
+        'to an address of the host of process 0 that every process can reach',
     );
   }
   if (view.jobIdentity === undefined) {
