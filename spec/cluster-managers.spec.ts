@@ -132,13 +132,7 @@ describe('jobs under the cluster managers (a login node and three nodes in netwo
 
     it('scancel of a running job ends every process of it, and leaves no process or shared memory behind', async function () {
       const name = `ccjs-cancel-${process.pid}`;
-      let started = (): void => undefined;
-      const ready = new Promise<void>((resolve) => (started = resolve));
-      // fixtures/peer-loss: process 1 waits to be killed, the others for process 1.
-      const running = cluster.command(['srun', '-N', '3', '-n', '3', `--job-name=${name}`, 'node', fixture('peer-loss')], environment, 60_000, (stdout) => {
-        if ((stdout.match(/^(ready|waiting)$/gm) ?? []).length === 3) started();
-      });
-      await ready;
+      const { running } = await waitingJob(cluster, [`--job-name=${name}`], environment);
       const cancelledAt = Date.now();
       const cancel = await cluster.command(['scancel', `--name=${name}`]);
       expect(cancel.code, cancel.stderr).to.equal(0);
@@ -151,12 +145,7 @@ describe('jobs under the cluster managers (a login node and three nodes in netwo
 
     it("a node that dies mid-job (its slurmd, step daemon and task killed): the other tasks' pending calls fail with PeerLostError within the timeout", async function () {
       const timeoutMs = 5000;
-      let started = (): void => undefined;
-      const ready = new Promise<void>((resolve) => (started = resolve));
-      const running = cluster.command(['srun', '-N', '3', '-n', '3', 'node', fixture('peer-loss')], { ...environment, CCJS_TIMEOUT_MS: String(timeoutMs) }, 90_000, (stdout) => {
-        if ((stdout.match(/^(ready|waiting)$/gm) ?? []).length === 3) started();
-      });
-      await ready;
+      const { running } = await waitingJob(cluster, [], { ...environment, CCJS_TIMEOUT_MS: String(timeoutMs) });
       const dead = nodes[1] as string;
       const killedAt = Date.now();
       for (const pid of hosts.pids(dead)) process.kill(pid, 'SIGKILL');
@@ -177,6 +166,17 @@ describe('jobs under the cluster managers (a login node and three nodes in netwo
       expect(result.stderr).to.match(new RegExp(`Node failure on ${dead}`));
       expect(await leftBehind(hosts, [nodes[0], nodes[2]] as string[], shmBefore)).to.deep.equal({ processes: [], sharedMemory: [] });
       await cluster.restartNode(dead);
+    });
+
+    it('a node whose slurmd alone is killed mid-job: Slurm finds the node dead and ends every task of the job, its own too (through its step daemon); nothing of the job is left', async function () {
+      const { running } = await waitingJob(cluster, [], { ...environment, CCJS_TIMEOUT_MS: '5000' });
+      const silent = nodes[0] as string;
+      for (const pid of hosts.pids(silent)) if (processName(pid) === 'slurmd') process.kill(pid, 'SIGKILL');
+      const result = await running;
+      expect(result.code, result.stderr).to.not.equal(0);
+      expect(result.stderr).to.match(new RegExp(`Node failure on ${silent}`));
+      expect(await leftBehind(hosts, nodes, shmBefore)).to.deep.equal({ processes: [], sharedMemory: [] });
+      await cluster.restartNode(silent);
     });
   });
 
@@ -213,6 +213,21 @@ describe('jobs under the cluster managers (a login node and three nodes in netwo
 });
 
 /**
+ * srun of fixtures/peer-loss on the three nodes, `args` added (process 1 waits to be killed, the
+ * others for process 1): the running command, once every process said it waits (or it ended).
+ */
+async function waitingJob(cluster: SlurmCluster, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ readonly running: Promise<CommandResult> }> {
+  let started = (): void => undefined;
+  const ready = new Promise<void>((resolve) => (started = resolve));
+  const running = cluster.command(['srun', '-N', '3', '-n', '3', ...args, 'node', fixture('peer-loss')], env, 90_000, (stdout) => {
+    if ((stdout.match(/^(ready|waiting)$/gm) ?? []).length === 3) started();
+  });
+  await Promise.race([ready, running]);
+  // Wrapped: an async function's promise would take on the command's (and wait for its end).
+  return { running };
+}
+
+/**
  * What a job left on `nodes` once it ended: processes other than Slurm's daemons, and files in
  * /dev/shm that were not there before. srun may return before the last of a cancelled job's
  * processes is gone: a few seconds are given for that.
@@ -235,11 +250,15 @@ function commandLine(pid: number): string {
   }
 }
 
-/** Slurm's daemons (slurmd, slurmstepd, ...) are the node's, not the job's. */
+/** Slurm's daemons (slurmd, slurmstepd, ...) are the node's, not the job's (a process gone by now is neither). */
 function isSlurmDaemon(pid: number): boolean {
+  return processName(pid)?.startsWith('slurm') ?? true;
+}
+
+function processName(pid: number): string | undefined {
   try {
-    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('slurm');
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
   } catch {
-    return true;
+    return undefined;
   }
 }
