@@ -15,6 +15,7 @@
  * prints {"first 1,000 hops": [µs per hop], "hop 8 B": [µs per hop, ...]}.
  */
 import { fileURLToPath } from 'node:url';
+import { typeCodeOf } from '../src/base/typed-arrays.js';
 import { memoryAddon } from '../transport/body-memory.js';
 import type { ShmNative } from '../transport/shm/native.js';
 import type { Repeats, Samples } from './hopping.js';
@@ -27,17 +28,21 @@ export const FLOOR_VARIANTS: readonly FloorVariant[] = ['javascript', 'addon cal
 export const COLD_HOPS = 1000;
 export const COLD_HOP = 'first 1,000 hops';
 
-/** Per direction: a header (head at word 0, tail at word 16, each on its own cache line), then the slots. */
+/** Per direction: a header (the messages written, HEAD, and read, TAIL, each on its own cache line), then the slots. */
 const HEADER_BYTES = 256;
+const HEAD = 0;
+const TAIL = 16;
 const CAPACITY = 64 * 1024;
 const RING_BYTES = HEADER_BYTES + CAPACITY;
 /** A message: 8 envelope words and a body of at most 32 bytes. */
 const SLOT_BYTES = 64;
+const SLOTS = CAPACITY / SLOT_BYTES;
 const ENVELOPE_WORDS = 8;
 const CONTEXT = 7;
-const FLOAT64 = 11;
+/** The body's format, as ccjs's frames give it: a typed array's type code. */
+const FLOAT64 = typeCodeOf(Float64Array.of(0)) as number;
 /** The consumer publishes its tail every quarter ring, as ccjs's rings do: a store per message costs a cache line's trip. */
-const RELEASE_SLOTS = CAPACITY / SLOT_BYTES / 4;
+const RELEASE_SLOTS = SLOTS / 4;
 
 function addon(): ShmNative {
   const native = memoryAddon();
@@ -76,9 +81,8 @@ class FloorEndpoint {
   /** An awaited send of `value` (at most 32 bytes): envelope and body into the next slot, then the head. */
   async send(value: Float64Array): Promise<void> {
     this.call?.();
-    const slots = CAPACITY / SLOT_BYTES;
-    while (this.sent - this.tail >= slots) this.tail = Atomics.load(this.out, 16);
-    const at = (this.sent % slots) * (SLOT_BYTES / 4);
+    while (this.sent - this.tail >= SLOTS) this.tail = Atomics.load(this.out, TAIL);
+    const at = (this.sent % SLOTS) * (SLOT_BYTES / 4);
     const words = this.outWords;
     words[at] = 1;
     words[at + 1] = 0;
@@ -90,7 +94,7 @@ class FloorEndpoint {
     words[at + 7] = value.byteLength;
     this.outDoubles.set(value, (at + ENVELOPE_WORDS) / 2);
     this.sent += 1;
-    Atomics.store(this.out, 0, this.sent);
+    Atomics.store(this.out, HEAD, this.sent);
   }
 
   /** A receive from the peer: spins until its message is there, checks the envelope, returns a copy of the body. */
@@ -103,16 +107,15 @@ class FloorEndpoint {
   }
 
   private poll(): boolean {
-    if (Atomics.load(this.inHeader, 0) === this.read) return false;
+    if (Atomics.load(this.inHeader, HEAD) === this.read) return false;
     this.call?.();
-    const slots = CAPACITY / SLOT_BYTES;
-    const at = (this.read % slots) * (SLOT_BYTES / 4);
+    const at = (this.read % SLOTS) * (SLOT_BYTES / 4);
     const words = this.inWords;
     if (words[at + 2] !== CONTEXT || words[at + 3] !== 1 - this.rank || words[at + 5] !== 0 || words[at + 6] !== FLOAT64) throw new Error('hop floor: a message the receive did not expect');
     const start = (at + ENVELOPE_WORDS) / 2;
     const value = this.inDoubles.slice(start, start + (words[at + 7] as number) / 8);
     this.read += 1;
-    if (this.read % RELEASE_SLOTS === 0) Atomics.store(this.inHeader, 16, this.read);
+    if (this.read % RELEASE_SLOTS === 0) Atomics.store(this.inHeader, TAIL, this.read);
     const waiter = this.waiter as (value: Float64Array) => void;
     this.waiter = undefined;
     waiter(value);

@@ -68,7 +68,9 @@ type Implementation = 'Open MPI' | 'mpi4py' | 'ccjs processes' | 'ccjs threads';
 const IMPLEMENTATIONS: readonly Implementation[] = ['ccjs processes', 'ccjs threads', 'Open MPI', 'mpi4py'];
 const PEERS: readonly Implementation[] = ['Open MPI', 'mpi4py'];
 /** The hop's floors (bench/hop-floor.ts): the same API shape with nothing but a ring, in JavaScript or through the addon. */
-const FLOORS: Readonly<Record<FloorVariant, string>> = { javascript: 'JavaScript floor', 'addon call': 'JavaScript floor + an addon call per message' };
+const FLOORS = { javascript: 'JavaScript floor', 'addon call': 'JavaScript floor + an addon call per message' } as const satisfies Record<FloorVariant, string>;
+/** Whose samples: an implementation, or one of the hop's floors. */
+type Subject = Implementation | (typeof FLOORS)[FloorVariant];
 
 interface Plan {
   readonly quick: boolean;
@@ -138,8 +140,8 @@ const HOPS: readonly HopFigure[] = [
   { name: 'ping-pong 16 MiB, sendSync into a buffer', bytes: 16 * MiB, peers: ['Open MPI'], peerFigure: 'ping-pong 16 MiB' },
 ];
 
-/** The samples of `implementation`'s `figure` at `members`: µs per hop or call, seconds for the examples. */
-const key = (implementation: Implementation | string, figure: string, members: number) => `${implementation}|${figure}|${members}`;
+/** The samples of `subject`'s `figure` at `members`: µs per hop or call, seconds for the examples. */
+const key = (subject: Subject, figure: string, members: number) => `${subject}|${figure}|${members}`;
 const exampleFigure = (example: Example, plan: Plan) => `${example} n=${plan.examples[example]}`;
 
 function hopSeries(plan: Plan): Series[] {
@@ -528,7 +530,7 @@ function markdown(run: Run, results: readonly TargetResult[]): string {
     '|---|---:|---:|---:|---:|',
   );
   const openMpiHop = summaryOf(run, key('Open MPI', 'hop 8 B', 2));
-  for (const subject of ['Open MPI', FLOORS.javascript, FLOORS['addon call'], 'ccjs processes']) {
+  for (const subject of ['Open MPI', FLOORS.javascript, FLOORS['addon call'], 'ccjs processes'] as const) {
     const steady = summaryOf(run, key(subject, 'hop 8 B', 2));
     const first = summaryOf(run, key(subject, COLD_HOP, 2));
     const typical = first === undefined || steady === undefined ? '–' : `${(first.median / steady.median).toFixed(2)}×`;

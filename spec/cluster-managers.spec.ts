@@ -16,8 +16,8 @@ import { INTERFACE } from '../bench/netns.js';
 import type { Hosts } from '../bench/netns.js';
 import { COLLECTIVE_CHECKS } from './collective-checks.js';
 import { fixture, hostsOrSkip } from './harness.js';
-import { SlurmCluster, onHost, slurmMissing } from './slurm-cluster.js';
-import type { CommandResult } from './slurm-cluster.js';
+import type { Completed } from './harness.js';
+import { SlurmCluster, isSlurmDaemon, onHost, processName, slurmMissing } from './slurm-cluster.js';
 
 /** What fixtures/cluster-job.ts prints for each endpoint. */
 interface EndpointReport {
@@ -36,7 +36,7 @@ interface EndpointReport {
 }
 
 /** The endpoints' reports in a command's output, by endpoint; fails with the output where a line is missing. */
-function reports(result: CommandResult, endpoints: number): EndpointReport[] {
+function reports(result: Completed, endpoints: number): EndpointReport[] {
   const found = [...result.stdout.matchAll(/CLUSTER (\{.*\})$/gm)].map((match) => JSON.parse(match[1] as string) as EndpointReport);
   const context = `exit ${result.code}\n${result.stdout.slice(-2000)}\n${result.stderr.slice(-3000)}`;
   expect(found.map((report) => report.endpoint).sort((a, b) => a - b), context).to.deep.equal(Array.from({ length: endpoints }, (_, endpoint) => endpoint));
@@ -122,7 +122,7 @@ describe('jobs under the cluster managers (a login node and three nodes in netwo
       const jobId = /Submitted batch job (\d+)/.exec(submitted.stdout)?.[1];
       expect(jobId, submitted.stdout).to.be.a('string');
       const printed = fs.readFileSync(output.replace('%j', jobId as string), 'utf8');
-      expectJob(reports({ code: 0, stdout: printed, stderr: '' }, 6), (process) => nodes[Math.floor(process / 2)] as string, 1);
+      expectJob(reports({ code: 0, signal: null, stdout: printed, stderr: '' }, 6), (process) => nodes[Math.floor(process / 2)] as string, 1);
     });
 
     it('salloc -N 2 -n 4, then srun in the allocation: the job on the two allocated nodes', async function () {
@@ -216,7 +216,7 @@ describe('jobs under the cluster managers (a login node and three nodes in netwo
  * srun of fixtures/peer-loss on the three nodes, `args` added (process 1 waits to be killed, the
  * others for process 1): the running command, once every process said it waits (or it ended).
  */
-async function waitingJob(cluster: SlurmCluster, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ readonly running: Promise<CommandResult> }> {
+async function waitingJob(cluster: SlurmCluster, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ readonly running: Promise<Completed> }> {
   let started = (): void => undefined;
   const ready = new Promise<void>((resolve) => (started = resolve));
   const running = cluster.command(['srun', '-N', '3', '-n', '3', ...args, 'node', fixture('peer-loss')], env, 90_000, (stdout) => {
@@ -247,18 +247,5 @@ function commandLine(pid: number): string {
     return `${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`;
   } catch {
     return `${pid} (gone)`;
-  }
-}
-
-/** Slurm's daemons (slurmd, slurmstepd, ...) are the node's, not the job's (a process gone by now is neither). */
-function isSlurmDaemon(pid: number): boolean {
-  return processName(pid)?.startsWith('slurm') ?? true;
-}
-
-function processName(pid: number): string | undefined {
-  try {
-    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return undefined;
   }
 }

@@ -111,13 +111,23 @@ export interface Completed {
   readonly stderr: string;
 }
 
+export interface RunOptions {
+  /** The environment `env` adds to (default: this process's; environmentWithoutLaunchers() for a job that must not see the test runner's launcher). */
+  readonly base?: NodeJS.ProcessEnv;
+  /** Sees the standard output so far whenever more comes. */
+  readonly onOutput?: (stdout: string) => void;
+}
+
 /** Runs a command to completion (killing it after `timeoutMs`), collecting its output. */
-export function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<Completed> {
+export function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, { base = process.env, onOutput }: RunOptions = {}): Promise<Completed> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      onOutput?.(stdout);
+    });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     // SIGTERM first: a launcher passes it on to its ranks, which SIGKILL would leave running.
     const timer = setTimeout(() => {

@@ -7,7 +7,7 @@ const PATIENT = { CCJS_TIMEOUT_MS: '600000' };
 describe('a job started without a launcher (issue 30, item 12)', function () {
   it('fails at once with a ConfigError that says how to start it, when its group needs other processes', async function () {
     // One member here, in a group of 4: the other three would come from processes nobody starts.
-    const result = await run(process.execPath, [fixture('groups-job'), '1,1,1,1'], { ...environmentWithoutLaunchers(), ...PATIENT }, 60_000);
+    const result = await run(process.execPath, [fixture('groups-job'), '1,1,1,1'], PATIENT, 60_000, { base: environmentWithoutLaunchers() });
     expect(result.signal, result.stderr).to.equal(null);
     expect(result.code).to.not.equal(0);
     expect(result.stderr).to.include('ConfigError');
@@ -17,7 +17,7 @@ describe('a job started without a launcher (issue 30, item 12)', function () {
   });
 
   it('still forms a group whose members all joined in this process', async function () {
-    const result = await run(process.execPath, [fixture('groups-job'), '4'], { ...environmentWithoutLaunchers(), ...PATIENT }, 60_000);
+    const result = await run(process.execPath, [fixture('groups-job'), '4'], PATIENT, 60_000, { base: environmentWithoutLaunchers() });
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout.trim().split('\n')).to.have.length(4);
     expect(result.stderr).to.equal('');

@@ -6,20 +6,14 @@
  * Everything it makes (configuration, key, spool, logs, state) lives in one directory, removed by
  * stop() with the daemons; the hosts are the caller's.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Hosts } from '../bench/netns.js';
-import { environmentWithoutLaunchers } from './harness.js';
-
-/** What a command on the controller printed, and how it ended. */
-export interface CommandResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+import { environmentWithoutLaunchers, run } from './harness.js';
+import type { Completed } from './harness.js';
 
 /** The Slurm daemons this helper runs, where the machine has them (it says what to install otherwise). */
 export function slurmMissing(): string | undefined {
@@ -64,7 +58,7 @@ export class SlurmCluster {
    * but `env` (SLURM_CONF pointing at this cluster): resolves when it exits, or kills it after
    * `timeoutMs`; `onOutput` sees its standard output so far whenever more comes.
    */
-  command(command: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, onOutput?: (stdout: string) => void): Promise<CommandResult> {
+  command(command: readonly string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, onOutput?: (stdout: string) => void): Promise<Completed> {
     return onHost(this.hosts, this.controller, command, { SLURM_CONF: this.configuration, ...env }, timeoutMs, onOutput);
   }
 
@@ -133,15 +127,9 @@ export class SlurmCluster {
     throw new Error(`Slurm nodes not idle within ${timeoutMs} ms: ${JSON.stringify(states)}\n${this.log()}`);
   }
 
-  /** Processes of `host`'s namespace that are Slurm's daemons (slurmctld, slurmd, slurmstepd, slurmscriptd). */
+  /** Processes of `host`'s namespace that are Slurm's daemons. */
   private daemonPids(host: string): number[] {
-    return this.hosts.pids(host).filter((pid) => {
-      try {
-        return /^slurm/.test(fs.readFileSync(`/proc/${pid}/comm`, 'utf8'));
-      } catch {
-        return false;
-      }
-    });
+    return this.hosts.pids(host).filter(isSlurmDaemon);
   }
 
   private pidFrom(name: string): number | undefined {
@@ -200,25 +188,22 @@ export class SlurmCluster {
  * environment without launcher variables but `env`: resolves when it exits, or kills it after
  * `timeoutMs`; `onOutput` sees its standard output so far whenever more comes.
  */
-export function onHost(hosts: Hosts, host: string, command: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number, onOutput?: (stdout: string) => void): Promise<CommandResult> {
-  return new Promise((resolve) => {
-    const child = spawn(hosts.enter, [host, ...command], { env: { ...environmentWithoutLaunchers(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      onOutput?.(stdout);
-    });
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => {
-      stderr += `\n(killed after ${timeoutMs} ms)`;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+export function onHost(hosts: Hosts, host: string, command: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number, onOutput?: (stdout: string) => void): Promise<Completed> {
+  return run(hosts.enter, [host, ...command], env, timeoutMs, { base: environmentWithoutLaunchers(), onOutput });
+}
+
+/** Whether process `pid` is one of Slurm's daemons (slurmctld, slurmd, slurmstepd, slurmscriptd): a node's, not a job's; a process gone by now counts as one. */
+export function isSlurmDaemon(pid: number): boolean {
+  return processName(pid)?.startsWith('slurm') ?? true;
+}
+
+/** The name of process `pid` (/proc/<pid>/comm), or undefined once it is gone. */
+export function processName(pid: number): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
 }
 
 function killQuietly(pid: number): void {

@@ -42,7 +42,7 @@ interface LauncherView {
   sameHost: boolean;
   /** Host of rank 0 as the launcher knows it, for jobs spanning hosts (Slurm's first node, mpirun's own). */
   firstHost?: string;
-  /** Why the launcher's variables name no host of rank 0, where they do not (for the error asking for CCJS_COORDINATOR). */
+  /** Why the launcher's variables name no host of rank 0, read only where firstHost is undefined (for the error asking for CCJS_COORDINATOR). */
   noFirstHost?: string;
   /** Shared by all ranks of one job and different between concurrent jobs: seeds the derived port. */
   jobIdentity?: string;
